@@ -1,0 +1,1 @@
+"""Implementations of the core's ports: storage, clock, ids, blobs and the tracing engine."""

@@ -1,0 +1,1 @@
+"""printjob's domain: jobs, credits, idempotency and limits, with ports for everything else."""

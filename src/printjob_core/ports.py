@@ -1,0 +1,214 @@
+"""The ports: what the core needs from the world, as `typing.Protocol`s.
+
+Adapters implement them (SQLite or PostgreSQL storage, the filesystem blob store, the
+tracing engine); `printjob_core.fakes` has an in-memory fake of each for unit tests.
+Nothing here assumes a particular database: a unit of work is "one transaction that
+either commits whole or changes nothing", and `jobs.next_queued` is where a database
+that can skip locked rows does so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+import attrs
+
+from printjob_core.model import (
+    Account,
+    ApiKey,
+    ConversionOutput,
+    IdempotencyRecord,
+    Job,
+    JobOptions,
+    Phase,
+)
+
+
+class Clock(Protocol):
+    """Tells the time, always timezone-aware UTC."""
+
+    def now(self) -> datetime: ...
+
+
+class IdSource(Protocol):
+    """Makes the random identifiers and secrets the service hands out."""
+
+    def job_id(self) -> str:
+        """`job_` + 32 lower-case hex digits (contract 2.1)."""
+        ...
+
+    def account_id(self) -> str: ...
+
+    def key_id(self) -> str: ...
+
+    def api_key(self) -> str:
+        """A new secret key: 43 characters, starting with the fixed prefix (contract 5.2)."""
+        ...
+
+
+class BlobStore(Protocol):
+    """Keeps uploaded images and result files by key; writes are atomic."""
+
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def get(self, key: str) -> bytes:
+        """The stored bytes; `KeyError` when there are none."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove the blob; removing a missing blob is not an error."""
+        ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        """Every stored key starting with `prefix` (for sweeping orphans)."""
+        ...
+
+
+@attrs.frozen
+class RateDecision:
+    """The outcome of counting one request against a per-minute limit."""
+
+    allowed: bool
+    #: Seconds until the current window ends (at least 1).
+    retry_after: int
+
+
+class RateLimiter(Protocol):
+    """Counts requests per bucket per fixed one-minute window, shared by every process."""
+
+    def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
+        """Count one request in `bucket`; allowed while the count is at most `limit`."""
+        ...
+
+    def count(self, bucket: str, now: datetime) -> int:
+        """How many requests `bucket` has in the current window (without counting one)."""
+        ...
+
+
+class AccountRepository(Protocol):
+    def add(self, account: Account) -> None: ...
+
+    def get(self, account_id: str) -> Account | None: ...
+
+    def save(self, account: Account) -> None: ...
+
+
+class KeyRepository(Protocol):
+    def add(self, key: ApiKey) -> None: ...
+
+    def get(self, key_id: str) -> ApiKey | None: ...
+
+    def find_by_hash(self, key_hash: str) -> ApiKey | None: ...
+
+    def list_for(self, account_id: str) -> list[ApiKey]:
+        """Every key of the account, live and revoked, oldest first."""
+        ...
+
+    def save(self, key: ApiKey) -> None: ...
+
+
+class JobRepository(Protocol):
+    def add(self, job: Job) -> None: ...
+
+    def get(self, job_id: str) -> Job | None: ...
+
+    def save(self, job: Job) -> None: ...
+
+    def unfinished_for(self, account_id: str) -> list[Job]:
+        """The account's queued and running jobs."""
+        ...
+
+    def count_unfinished(self, account_id: str) -> int: ...
+
+    def next_queued(self) -> Job | None:
+        """The oldest queued job, locked for this transaction (skipping rows others hold)."""
+        ...
+
+    def running_with_lease_before(self, moment: datetime) -> list[Job]:
+        """Running jobs whose lease ended before `moment`: their worker is gone."""
+        ...
+
+    def results_expiring_before(self, moment: datetime) -> list[Job]:
+        """Succeeded jobs that still keep a result file whose `expires_at` is before `moment`."""
+        ...
+
+    def count_queued(self) -> int: ...
+
+
+class IdempotencyRepository(Protocol):
+    def get(self, account_id: str, key: str) -> IdempotencyRecord | None: ...
+
+    def put(self, record: IdempotencyRecord) -> None:
+        """Store the record, replacing an expired one with the same account and key."""
+        ...
+
+    def purge_expired(self, now: datetime) -> int: ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction over every repository: commits whole or changes nothing.
+
+    Entering it starts a transaction that takes the write lock at once (SQLite
+    `BEGIN IMMEDIATE`), so two processes can never both spend one credit. Leaving it
+    without `commit()` rolls back.
+    """
+
+    accounts: AccountRepository
+    keys: KeyRepository
+    jobs: JobRepository
+    idempotency: IdempotencyRepository
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None: ...
+
+
+UnitOfWorkFactory = Callable[[], UnitOfWork]
+
+#: Called by the engine as it works: the phase it is in and a 0..100 percentage.
+ProgressCallback = Callable[[Phase, int], None]
+#: Asked by the engine between steps: true once the job was canceled.
+CancelCheck = Callable[[], bool]
+
+
+@attrs.frozen
+class ImageInfo:
+    """What an image's header says, read without decoding its pixels."""
+
+    format: str
+    width: int
+    height: int
+
+
+class ImageProbe(Protocol):
+    """Reads an upload's header to learn its format and size before anything decodes it."""
+
+    def probe(self, data: bytes) -> ImageInfo:
+        """Raise `UnsupportedImage` (or `ImageTooLarge` for a decompression bomb)."""
+        ...
+
+
+class Engine(Protocol):
+    """Turns one image into one print file."""
+
+    def convert(
+        self,
+        image: bytes,
+        options: JobOptions,
+        progress: ProgressCallback,
+        cancelled: CancelCheck,
+    ) -> ConversionOutput:
+        """Raise `ConversionFailed` when no file can be made, `ConversionCancelled` on cancel."""
+        ...
