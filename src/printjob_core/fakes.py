@@ -1,0 +1,272 @@
+"""In-memory fakes of every port, for the core's unit tests.
+
+They keep the ports' promises (a unit of work commits whole or not at all; a rate
+window is one minute) with plain dicts, so the service layer can be tested without a
+database. Production never uses them.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Self
+
+import attrs
+
+from printjob_core.errors import UnsupportedImage
+from printjob_core.keys import KEY_ALPHABET, KEY_LENGTH, KEY_PREFIX
+from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
+from printjob_core.ports import ImageInfo, RateDecision
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.moment = start or datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def advance(self, seconds: float) -> None:
+        self.moment += timedelta(seconds=seconds)
+
+
+class FakeIds:
+    """Predictable ids and keys of the right shapes."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+
+    def _next(self) -> int:
+        return next(self._counter)
+
+    def job_id(self) -> str:
+        return f"job_{self._next():032x}"
+
+    def account_id(self) -> str:
+        return f"acct_{self._next():024x}"
+
+    def key_id(self) -> str:
+        return f"key_{self._next():016x}"
+
+    def api_key(self) -> str:
+        n = self._next()
+        body = []
+        for _ in range(KEY_LENGTH - len(KEY_PREFIX)):
+            n, digit = divmod(n, len(KEY_ALPHABET))
+            body.append(KEY_ALPHABET[digit])
+        return KEY_PREFIX + "".join(reversed(body))
+
+
+class FakeBlobStore:
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> None:
+        self.blobs[key] = bytes(data)
+
+    def get(self, key: str) -> bytes:
+        return self.blobs[key]
+
+    def delete(self, key: str) -> None:
+        self.blobs.pop(key, None)
+
+    def exists(self, key: str) -> bool:
+        return key in self.blobs
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        return iter(sorted(k for k in self.blobs if k.startswith(prefix)))
+
+
+class FakeRateLimiter:
+    """Fixed one-minute windows, aligned to the minute like the real adapters."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int], int] = {}
+
+    @staticmethod
+    def _window(now: datetime) -> tuple[int, int]:
+        seconds = int(now.timestamp())
+        start = seconds - seconds % 60
+        return start, max(1, start + 60 - seconds)
+
+    def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
+        start, retry_after = self._window(now)
+        count = self.counts.get((bucket, start), 0) + 1
+        self.counts[(bucket, start)] = count
+        return RateDecision(allowed=count <= limit, retry_after=retry_after)
+
+    def count(self, bucket: str, now: datetime) -> int:
+        start, _ = self._window(now)
+        return self.counts.get((bucket, start), 0)
+
+
+class FakeImageProbe:
+    """Reads a tiny made-up header: b"IMG <format> <width> <height>"."""
+
+    def probe(self, data: bytes) -> ImageInfo:
+        parts = data.split(b" ", 4)
+        if len(parts) < 4 or parts[0] != b"IMG":
+            raise UnsupportedImage("not an openable PNG, JPEG, GIF, BMP or WebP image")
+        return ImageInfo(parts[1].decode(), int(parts[2]), int(parts[3]))
+
+
+def fake_image(width: int = 100, height: int = 100, fmt: str = "PNG", salt: str = "") -> bytes:
+    """An upload the fake probe understands; `salt` makes otherwise equal images differ."""
+    return f"IMG {fmt} {width} {height} {salt}".encode()
+
+
+@attrs.define
+class _State:
+    accounts: dict[str, Account] = attrs.Factory(dict)
+    keys: dict[str, ApiKey] = attrs.Factory(dict)
+    jobs: dict[str, Job] = attrs.Factory(dict)
+    idempotency: dict[tuple[str, str], IdempotencyRecord] = attrs.Factory(dict)
+    job_order: list[str] = attrs.Factory(list)
+
+
+class _Accounts:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, account: Account) -> None:
+        self.state.accounts[account.id] = account
+
+    def get(self, account_id: str) -> Account | None:
+        return self.state.accounts.get(account_id)
+
+    def save(self, account: Account) -> None:
+        self.state.accounts[account.id] = account
+
+
+class _Keys:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, key: ApiKey) -> None:
+        self.state.keys[key.id] = key
+
+    def get(self, key_id: str) -> ApiKey | None:
+        return self.state.keys.get(key_id)
+
+    def find_by_hash(self, key_hash: str) -> ApiKey | None:
+        return next((k for k in self.state.keys.values() if k.key_hash == key_hash), None)
+
+    def list_for(self, account_id: str) -> list[ApiKey]:
+        return [k for k in self.state.keys.values() if k.account_id == account_id]
+
+    def save(self, key: ApiKey) -> None:
+        self.state.keys[key.id] = key
+
+
+class _Jobs:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, job: Job) -> None:
+        self.state.jobs[job.id] = job
+        self.state.job_order.append(job.id)
+
+    def get(self, job_id: str) -> Job | None:
+        return self.state.jobs.get(job_id)
+
+    def save(self, job: Job) -> None:
+        self.state.jobs[job.id] = job
+
+    def _all(self) -> list[Job]:
+        return [self.state.jobs[i] for i in self.state.job_order]
+
+    def unfinished_for(self, account_id: str) -> list[Job]:
+        return [j for j in self._all() if j.account_id == account_id and not j.is_final]
+
+    def count_unfinished(self, account_id: str) -> int:
+        return len(self.unfinished_for(account_id))
+
+    def next_queued(self) -> Job | None:
+        return next((j for j in self._all() if j.status is JobStatus.QUEUED), None)
+
+    def running_with_lease_before(self, moment: datetime) -> list[Job]:
+        return [
+            j
+            for j in self._all()
+            if j.status is JobStatus.RUNNING
+            and j.lease_expires_at is not None
+            and j.lease_expires_at < moment
+        ]
+
+    def results_expiring_before(self, moment: datetime) -> list[Job]:
+        return [
+            j
+            for j in self._all()
+            if j.result is not None and j.result_key is not None and j.result.expires_at < moment
+        ]
+
+    def count_queued(self) -> int:
+        return sum(1 for j in self._all() if j.status is JobStatus.QUEUED)
+
+
+class _Idempotency:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        return self.state.idempotency.get((account_id, key))
+
+    def put(self, record: IdempotencyRecord) -> None:
+        self.state.idempotency[(record.account_id, record.key)] = record
+
+    def purge_expired(self, now: datetime) -> int:
+        old = [k for k, r in self.state.idempotency.items() if r.expires_at <= now]
+        for k in old:
+            del self.state.idempotency[k]
+        return len(old)
+
+
+class FakeStore:
+    """The shared "database" several fake units of work commit into."""
+
+    def __init__(self) -> None:
+        self.state = _State()
+        self.lock = threading.RLock()
+        self.commits = 0
+
+    def unit_of_work(self) -> FakeUnitOfWork:
+        return FakeUnitOfWork(self)
+
+
+class FakeUnitOfWork:
+    """Works on a private copy and publishes it on commit, like a serialisable transaction."""
+
+    def __init__(self, store: FakeStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> Self:
+        self.store.lock.acquire()
+        self._working = copy.copy(self.store.state)
+        self._working.accounts = dict(self.store.state.accounts)
+        self._working.keys = dict(self.store.state.keys)
+        self._working.jobs = dict(self.store.state.jobs)
+        self._working.idempotency = dict(self.store.state.idempotency)
+        self._working.job_order = list(self.store.state.job_order)
+        self.accounts = _Accounts(self._working)
+        self.keys = _Keys(self._working)
+        self.jobs = _Jobs(self._working)
+        self.idempotency = _Idempotency(self._working)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.store.lock.release()
+
+    def commit(self) -> None:
+        self.store.state = self._working
+        self.store.commits += 1
