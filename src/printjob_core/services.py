@@ -395,7 +395,9 @@ class JobProcessing:
         """Store the file and charge 1 credit; None when the job moved on meanwhile."""
         job_id = claim.job.id
         options = claim.job.options
-        result_key = f"results/{job_id}.{options.format.value}"
+        # The attempt in the key keeps a late, superseded worker from overwriting (and then
+        # deleting) the file of the attempt that actually succeeded.
+        result_key = f"results/{job_id}-{claim.attempt}.{options.format.value}"
         self.ports.blobs.put(result_key, output.data)
         now = self.ports.clock.now()
         result = JobResult(

@@ -1,0 +1,119 @@
+"""The `BlobStore` port on the local filesystem: one file per key, written atomically.
+
+Keys are relative paths such as `uploads/job_...` or `results/job_....svg`: segments of
+letters, digits, `_`, `.` and `-` separated by `/`, none starting with a dot (so no `..`,
+no hidden files, and the store's own temporary files can never collide with a key).
+Files are created 0600 and directories 0700: uploads and results are customers' data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_TEMP_PREFIX = ".tmp-"
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def check_key(key: str) -> list[str]:
+    """The key's path segments; `ValueError` for anything that is not a plain relative key."""
+    if not isinstance(key, str) or key == "" or len(key) > 512:
+        raise ValueError(f"invalid blob key {key!r}")
+    segments = key.split("/")
+    for segment in segments:
+        if not _SEGMENT.fullmatch(segment):
+            raise ValueError(
+                f"invalid blob key {key!r}: segments are letters, digits, '_', '.', '-', "
+                "separated by '/', and may not start with '.'"
+            )
+    return segments
+
+
+class FilesystemBlobStore:
+    """Blobs as files under `root`; a write is a temporary file, fsync, then `os.replace`."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).absolute()
+        make_private_dirs(self.root)
+
+    def path(self, key: str) -> Path:
+        return self.root.joinpath(*check_key(key))
+
+    def put(self, key: str, data: bytes) -> None:
+        target = self.path(key)
+        make_private_dirs(target.parent)
+        fd, temp_name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                os.fchmod(handle.fileno(), FILE_MODE)
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_name, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_name)
+            raise
+        _fsync_dir(target.parent)
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self.path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            raise KeyError(key) from None
+
+    def delete(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            self.path(key).unlink()
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        """Every stored key starting with `prefix`, sorted; temporary files are skipped."""
+        found: list[str] = []
+        for directory, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            relative = Path(directory).relative_to(self.root)
+            for name in filenames:
+                if name.startswith("."):
+                    continue
+                key = (relative / name).as_posix()
+                if key.startswith(prefix):
+                    found.append(key)
+        return iter(sorted(found))
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create `path` and its missing parents as 0700 directories (whatever the umask)."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=DIR_MODE)
+        os.chmod(directory, DIR_MODE)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable: fsync the directory holding it (where the OS allows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["DIR_MODE", "FILE_MODE", "FilesystemBlobStore", "check_key", "make_private_dirs"]

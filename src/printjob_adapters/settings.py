@@ -1,0 +1,254 @@
+"""The operator's settings, read from the environment (and optionally a settings file).
+
+Every variable is named `PRINTJOB_...` (design.md, "Settings"). A file named by
+`PRINTJOB_SETTINGS_FILE` may hold the same variables as `KEY=VALUE` lines; a variable set
+in the environment wins over the file. A bad value stops the program with a message that
+names the variable.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import attrs
+
+from printjob_core.limits import Policy
+
+DATA_DIR = "PRINTJOB_DATA_DIR"
+BASE_URL = "PRINTJOB_BASE_URL"
+DOCS_URL = "PRINTJOB_DOCS_URL"
+SERVICE_NAME = "PRINTJOB_SERVICE_NAME"
+RESULT_TTL = "PRINTJOB_RESULT_TTL_SECONDS"
+IDEMPOTENCY_TTL = "PRINTJOB_IDEMPOTENCY_TTL_SECONDS"
+SUBMISSIONS_PER_MINUTE = "PRINTJOB_SUBMISSIONS_PER_MINUTE"
+READS_PER_MINUTE = "PRINTJOB_READS_PER_MINUTE"
+WRONG_KEYS_PER_MINUTE = "PRINTJOB_WRONG_KEYS_PER_MINUTE"
+WORKERS = "PRINTJOB_WORKERS"
+TRUSTED_PROXIES = "PRINTJOB_TRUSTED_PROXIES"
+MAX_QUEUE_DEPTH = "PRINTJOB_MAX_QUEUE_DEPTH"
+LEASE_SECONDS = "PRINTJOB_LEASE_SECONDS"
+JOB_TIME_BUDGET = "PRINTJOB_JOB_TIME_BUDGET_SECONDS"
+BUSY_TIMEOUT = "PRINTJOB_BUSY_TIMEOUT_SECONDS"
+DATABASE_URL = "PRINTJOB_DATABASE_URL"
+SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
+
+#: Every variable a settings file may set.
+KNOWN_VARIABLES = frozenset(
+    {
+        DATA_DIR,
+        BASE_URL,
+        DOCS_URL,
+        SERVICE_NAME,
+        RESULT_TTL,
+        IDEMPOTENCY_TTL,
+        SUBMISSIONS_PER_MINUTE,
+        READS_PER_MINUTE,
+        WRONG_KEYS_PER_MINUTE,
+        WORKERS,
+        TRUSTED_PROXIES,
+        MAX_QUEUE_DEPTH,
+        LEASE_SECONDS,
+        JOB_TIME_BUDGET,
+        BUSY_TIMEOUT,
+        DATABASE_URL,
+    }
+)
+
+DEFAULT_DOCS_URL = "https://docs.printjob.dev/v1/errors"
+#: File names inside the data directory.
+DATABASE_FILE = "printjob.sqlite3"
+BLOBS_DIR = "files"
+
+_DEFAULT_POLICY = Policy()
+#: No numeric setting may exceed this (about 31 years in seconds).
+_MAXIMUM = 1_000_000_000
+N = TypeVar("N", int, float)
+
+
+class SettingsError(ValueError):
+    """A setting has a value printjob cannot use; the message names the variable."""
+
+
+def _default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+@attrs.frozen
+class Settings:
+    """Everything the operator can set. Build it with `Settings.from_env()`."""
+
+    data_dir: Path = attrs.field(factory=lambda: Path("var").absolute())
+    #: Public base address for `Location` and `result.url`; None: derived from host and port.
+    base_url: str | None = None
+    docs_url: str = DEFAULT_DOCS_URL
+    service_name: str = "printjob"
+    result_ttl_seconds: int = _DEFAULT_POLICY.result_ttl_seconds
+    idempotency_ttl_seconds: int = _DEFAULT_POLICY.idempotency_ttl_seconds
+    submissions_per_minute: int = _DEFAULT_POLICY.submissions_per_minute
+    reads_per_minute: int = _DEFAULT_POLICY.reads_per_minute
+    wrong_keys_per_minute: int = _DEFAULT_POLICY.wrong_keys_per_minute
+    #: Default of `serve --workers`: background job runners per server.
+    workers: int = attrs.field(factory=_default_workers)
+    #: Addresses or networks whose `X-Forwarded-For` is believed (design decision 7).
+    trusted_proxies: tuple[str, ...] = ()
+    max_queue_depth: int = _DEFAULT_POLICY.max_queue_depth
+    lease_seconds: int = _DEFAULT_POLICY.lease_seconds
+    job_time_budget_seconds: int = _DEFAULT_POLICY.job_time_budget_seconds
+    #: How long a write waits for the database lock before answering 503 server_busy.
+    busy_timeout_seconds: float = 5.0
+    #: Reserved for the PostgreSQL adapter; must be unset for now.
+    database_url: str | None = None
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / DATABASE_FILE
+
+    @property
+    def blobs_dir(self) -> Path:
+        return self.data_dir / BLOBS_DIR
+
+    def base_url_for(self, host: str, port: int) -> str:
+        """The public base address: `PRINTJOB_BASE_URL`, or `http://HOST:PORT`."""
+        if self.base_url is not None:
+            return self.base_url
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{port}"
+
+    def policy(self) -> Policy:
+        """The core's limits, with the operator's values."""
+        return attrs.evolve(
+            _DEFAULT_POLICY,
+            submissions_per_minute=self.submissions_per_minute,
+            reads_per_minute=self.reads_per_minute,
+            wrong_keys_per_minute=self.wrong_keys_per_minute,
+            idempotency_ttl_seconds=self.idempotency_ttl_seconds,
+            result_ttl_seconds=self.result_ttl_seconds,
+            lease_seconds=self.lease_seconds,
+            job_time_budget_seconds=self.job_time_budget_seconds,
+            max_queue_depth=self.max_queue_depth,
+        )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read the settings; `SettingsError` names the first variable with a bad value."""
+        env = dict(os.environ if environ is None else environ)
+        settings_file = env.get(SETTINGS_FILE, "").strip()
+        if settings_file:
+            file_values = read_settings_file(Path(settings_file))
+            env = {**file_values, **env}
+        return _build(cls, env)
+
+
+def read_settings_file(path: Path) -> dict[str, str]:
+    """`KEY=VALUE` lines; blank lines and `#` comments skipped, quotes around values removed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"{SETTINGS_FILE}: cannot read {path}: {exc.strerror or exc}") from None
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :].lstrip()
+        name, sep, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            raise SettingsError(f"{path} line {number}: expected KEY=VALUE")
+        if name not in KNOWN_VARIABLES:
+            raise SettingsError(f"{path} line {number}: unknown setting {name}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[name] = value
+    return values
+
+
+def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
+    def text(name: str) -> str | None:
+        value = env.get(name)
+        if value is None or value.strip() == "":
+            return None
+        return value.strip()
+
+    database_url = text(DATABASE_URL)
+    if database_url is not None:
+        raise SettingsError(
+            f"{DATABASE_URL} is set, but PostgreSQL is not available yet; unset it to use "
+            f"the embedded database in {DATA_DIR}"
+        )
+
+    def number(name: str, default: N, minimum: N, kind: Callable[[str], N] = int) -> N:
+        value = text(name)
+        if value is None:
+            return default
+        try:
+            parsed = kind(value)
+        except ValueError:
+            parsed = None
+        what = "a whole number" if kind is int else "a number"
+        if parsed is None or parsed != parsed or not minimum <= parsed <= _MAXIMUM:
+            raise SettingsError(
+                f"{name} must be {what} from {minimum} to {_MAXIMUM}, not {value!r}"
+            )
+        return parsed
+
+    data_dir = Path(text(DATA_DIR) or "var").expanduser().absolute()
+    base_url = text(BASE_URL)
+    if base_url is not None:
+        base_url = _url(BASE_URL, base_url).rstrip("/")
+    docs_url = _url(DOCS_URL, text(DOCS_URL) or DEFAULT_DOCS_URL)
+    service_name = text(SERVICE_NAME) or "printjob"
+    if any(c in service_name for c in '"\\') or not service_name.isprintable():
+        raise SettingsError(f"{SERVICE_NAME} may not contain quotes, backslashes or controls")
+    defaults = cls()
+    return cls(
+        data_dir=data_dir,
+        base_url=base_url,
+        docs_url=docs_url,
+        service_name=service_name,
+        result_ttl_seconds=number(RESULT_TTL, defaults.result_ttl_seconds, 1),
+        idempotency_ttl_seconds=number(IDEMPOTENCY_TTL, defaults.idempotency_ttl_seconds, 1),
+        submissions_per_minute=number(SUBMISSIONS_PER_MINUTE, defaults.submissions_per_minute, 1),
+        reads_per_minute=number(READS_PER_MINUTE, defaults.reads_per_minute, 1),
+        wrong_keys_per_minute=number(WRONG_KEYS_PER_MINUTE, defaults.wrong_keys_per_minute, 1),
+        workers=number(WORKERS, defaults.workers, 0),
+        trusted_proxies=_networks(text(TRUSTED_PROXIES)),
+        max_queue_depth=number(MAX_QUEUE_DEPTH, defaults.max_queue_depth, 1),
+        lease_seconds=number(LEASE_SECONDS, defaults.lease_seconds, 1),
+        job_time_budget_seconds=number(JOB_TIME_BUDGET, defaults.job_time_budget_seconds, 1),
+        busy_timeout_seconds=number(BUSY_TIMEOUT, defaults.busy_timeout_seconds, 0.0, float),
+    )
+
+
+def _url(name: str, value: str) -> str:
+    if not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+        raise SettingsError(f"{name} must be an http:// or https:// address, not {value!r}")
+    return value
+
+
+def _networks(value: str | None) -> tuple[str, ...]:
+    """`PRINTJOB_TRUSTED_PROXIES`: comma-separated addresses or networks (CIDR)."""
+    if value is None:
+        return ()
+    networks: list[str] = []
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise SettingsError(
+                f"{TRUSTED_PROXIES} must list IP addresses or networks separated by commas; "
+                f"{item!r} is neither"
+            ) from None
+    return tuple(networks)
+
+
+__all__ = ["KNOWN_VARIABLES", "Settings", "SettingsError", "read_settings_file"]

@@ -1,0 +1,763 @@
+"""The embedded storage: every repository port, the unit of work and the rate limiter on SQLite.
+
+One database file in the data directory, shared by every server and worker process:
+
+- WAL journal, `synchronous=NORMAL` (durable across a process crash, ~20x faster than FULL).
+- A write unit of work starts with `BEGIN IMMEDIATE`, so it holds the write lock from its
+  first statement: two processes can never both read a balance and both spend it. When the
+  lock cannot be had within the busy timeout the unit of work raises `ServerBusy` (design
+  decision 8): nothing was changed, the client may resend.
+- A read unit of work is a deferred transaction on a `PRAGMA query_only` connection: one
+  consistent snapshot, never the write lock, never blocked by a writer (WAL).
+- One connection per thread (the HTTP layer runs sync handlers in a thread pool), opened on
+  first use and re-opened after a fork.
+- Times are stored as UTC text of one fixed width (`2026-01-01T00:00:00.000000Z`), so text
+  order is time order; they are read back timezone-aware.
+
+All SQL of printjob lives here; the core only sees the ports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import cattrs
+import sqlite_utils
+
+from printjob_core.errors import ServerBusy
+from printjob_core.model import (
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    Job,
+    JobError,
+    JobOptions,
+    JobResult,
+    JobStatus,
+    Phase,
+)
+from printjob_core.ports import (
+    AccountRepository,
+    IdempotencyRepository,
+    JobRepository,
+    KeyRepository,
+    RateDecision,
+)
+
+#: Seconds a client is told to wait when the database stayed locked.
+BUSY_RETRY_AFTER = 2
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_T = TypeVar("_T")
+
+# -- schema: migration N brings a database from user_version N-1 to N --
+
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE accounts (
+            id TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            credits_balance INTEGER NOT NULL,
+            credits_held INTEGER NOT NULL CHECK (credits_held >= 0),
+            active_jobs_max INTEGER NOT NULL CHECK (active_jobs_max >= 1),
+            disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1))
+        )
+        """,
+        """
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            key_hash TEXT NOT NULL,
+            hint TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )
+        """,
+        "CREATE UNIQUE INDEX api_keys_hash ON api_keys (key_hash)",
+        "CREATE INDEX api_keys_account ON api_keys (account_id, created_at)",
+        """
+        CREATE TABLE jobs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
+            phase TEXT,
+            progress INTEGER,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            options TEXT NOT NULL,
+            credits_charged INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            image_key TEXT,
+            result_key TEXT,
+            result_expires_at TEXT,
+            lease_expires_at TEXT
+        )
+        """,
+        "CREATE INDEX jobs_status_seq ON jobs (status, seq)",
+        "CREATE INDEX jobs_account_status ON jobs (account_id, status)",
+        """
+        CREATE INDEX jobs_result_expiry ON jobs (result_expires_at)
+            WHERE result_key IS NOT NULL
+        """,
+        """
+        CREATE TABLE idempotency_keys (
+            account_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (account_id, key)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at)",
+        """
+        CREATE TABLE rate_counts (
+            bucket TEXT NOT NULL,
+            window_start INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (bucket, window_start)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX rate_counts_window ON rate_counts (window_start)",
+    ),
+)
+#: The schema version this code writes (`PRAGMA user_version`).
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class SchemaError(RuntimeError):
+    """The database was made by a newer printjob than this one."""
+
+
+# -- values <-> rows --
+
+
+def format_time(moment: datetime) -> str:
+    """A timezone-aware time as fixed-width UTC text (text order is time order)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"refusing to store a naive datetime {moment!r}")
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
+
+
+def _time_or_none(text: str | None) -> datetime | None:
+    return None if text is None else parse_time(text)
+
+
+def _format_or_none(moment: datetime | None) -> str | None:
+    return None if moment is None else format_time(moment)
+
+
+_json = cattrs.Converter()
+_json.register_unstructure_hook(datetime, format_time)
+_json.register_structure_hook(datetime, lambda value, _: parse_time(value))
+
+
+def _dump(value: object) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(_json.unstructure(value), separators=(",", ":"), sort_keys=True)
+
+
+def _load(text: str | None, kind: type[_T]) -> _T | None:
+    if text is None:
+        return None
+    return _json.structure(json.loads(text), kind)
+
+
+_JOB_COLUMNS = (
+    "id, account_id, status, phase, progress, created_at, finished_at, options, "
+    "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
+    "lease_expires_at"
+)
+
+
+def _job_row(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "account_id": job.account_id,
+        "status": job.status.value,
+        "phase": None if job.phase is None else job.phase.value,
+        "progress": job.progress,
+        "created_at": format_time(job.created_at),
+        "finished_at": _format_or_none(job.finished_at),
+        "options": _dump(job.options),
+        "credits_charged": job.credits_charged,
+        "result": _dump(job.result),
+        "error": _dump(job.error),
+        "attempts": job.attempts,
+        "image_key": job.image_key,
+        "result_key": job.result_key,
+        "result_expires_at": None if job.result is None else format_time(job.result.expires_at),
+        "lease_expires_at": _format_or_none(job.lease_expires_at),
+    }
+
+
+def _job(row: sqlite3.Row) -> Job:
+    options = _load(row["options"], JobOptions)
+    assert options is not None
+    return Job(
+        id=row["id"],
+        account_id=row["account_id"],
+        status=JobStatus(row["status"]),
+        phase=None if row["phase"] is None else Phase(row["phase"]),
+        progress=row["progress"],
+        created_at=parse_time(row["created_at"]),
+        finished_at=_time_or_none(row["finished_at"]),
+        options=options,
+        credits_charged=row["credits_charged"],
+        result=_load(row["result"], JobResult),
+        error=_load(row["error"], JobError),
+        attempts=row["attempts"],
+        image_key=row["image_key"],
+        result_key=row["result_key"],
+        lease_expires_at=_time_or_none(row["lease_expires_at"]),
+    )
+
+
+def _account(row: sqlite3.Row) -> Account:
+    return Account(
+        id=row["id"],
+        created_at=parse_time(row["created_at"]),
+        credits_balance=row["credits_balance"],
+        credits_held=row["credits_held"],
+        active_jobs_max=row["active_jobs_max"],
+        disabled=bool(row["disabled"]),
+    )
+
+
+def _key(row: sqlite3.Row) -> ApiKey:
+    return ApiKey(
+        id=row["id"],
+        account_id=row["account_id"],
+        key_hash=row["key_hash"],
+        hint=row["hint"],
+        created_at=parse_time(row["created_at"]),
+        revoked_at=_time_or_none(row["revoked_at"]),
+    )
+
+
+def _record(row: sqlite3.Row) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        account_id=row["account_id"],
+        key=row["key"],
+        fingerprint=row["fingerprint"],
+        job_id=row["job_id"],
+        created_at=parse_time(row["created_at"]),
+        expires_at=parse_time(row["expires_at"]),
+    )
+
+
+# -- connections --
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+def _busy(what: str) -> ServerBusy:
+    return ServerBusy(
+        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
+        "again with the same Idempotency-Key.",
+        retry_after=BUSY_RETRY_AFTER,
+    )
+
+
+#: Connections inherited across a fork: never used and never closed in the child (closing
+#: them there could disturb the parent's locks), only kept from being garbage collected.
+_INHERITED: list[sqlite_utils.Database] = []
+
+
+class _Connections:
+    """One sqlite-utils `Database` per thread (and per process: re-opened after a fork).
+
+    Only the thread-local holds a connection strongly, so a thread that ends (thread pools
+    retire idle workers) closes its connection; `close_all` reaches the live ones through
+    a weak set.
+    """
+
+    def __init__(self, path: Path, busy_timeout: float, *, query_only: bool = False) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.query_only = query_only
+        self._local = threading.local()
+        self._open_dbs: weakref.WeakSet[sqlite_utils.Database] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._generation = 0
+
+    def get(self) -> sqlite_utils.Database:
+        local = self._local
+        db: sqlite_utils.Database | None = getattr(local, "db", None)
+        if db is not None and local.pid != os.getpid():
+            _INHERITED.append(db)
+            db = None
+        if db is None or local.generation != self._generation:
+            db = self._open()
+            local.db = db
+            local.pid = os.getpid()
+            local.generation = self._generation
+        return db
+
+    def _open(self) -> sqlite_utils.Database:
+        # isolation_level=None: no implicit BEGIN; every transaction is opened explicitly.
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        if self.query_only:
+            conn.execute("PRAGMA query_only = 1")
+        db = sqlite_utils.Database(conn, execute_plugins=False)
+        # A connection that is garbage collected without close() keeps its file open, so
+        # close it explicitly when its thread ends and drops the Database (in this process).
+        weakref.finalize(db, _close_in, conn, os.getpid())
+        with self._lock:
+            self._open_dbs.add(db)
+        return db
+
+    def close_all(self) -> None:
+        """Close every connection this object opened (at shutdown, or in tests)."""
+        with self._lock:
+            dbs = list(self._open_dbs)
+            self._open_dbs = weakref.WeakSet()
+            self._generation += 1
+        for db in dbs:
+            db.conn.close()
+
+
+def _close_in(conn: sqlite3.Connection, pid: int) -> None:
+    if os.getpid() == pid:
+        conn.close()
+
+
+@contextmanager
+def _write_transaction(db: sqlite_utils.Database, what: str) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` ... `COMMIT`, or `ServerBusy` when the lock stays taken."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            raise _busy(what) from exc
+        raise
+    try:
+        yield
+    except BaseException:
+        _rollback(db)
+        raise
+    try:
+        db.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        _rollback(db)
+        if _is_busy(exc):
+            raise _busy(what) from exc
+        raise
+
+
+def _rollback(db: sqlite_utils.Database) -> None:
+    if db.conn.in_transaction:
+        db.execute("ROLLBACK")
+
+
+# -- repositories --
+
+
+class _Repository:
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.db.execute(sql, params).fetchone()
+        return row
+
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        rows: list[sqlite3.Row] = self.db.execute(sql, params).fetchall()
+        return rows
+
+
+class SqliteAccounts(_Repository):
+    def add(self, account: Account) -> None:
+        self.db.execute(
+            "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
+            "active_jobs_max, disabled) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                account.id,
+                format_time(account.created_at),
+                account.credits_balance,
+                account.credits_held,
+                account.active_jobs_max,
+                int(account.disabled),
+            ),
+        )
+
+    def get(self, account_id: str) -> Account | None:
+        row = self._one("SELECT * FROM accounts WHERE id = ?", (account_id,))
+        return None if row is None else _account(row)
+
+    def save(self, account: Account) -> None:
+        cursor = self.db.execute(
+            "UPDATE accounts SET credits_balance = ?, credits_held = ?, active_jobs_max = ?, "
+            "disabled = ? WHERE id = ?",
+            (
+                account.credits_balance,
+                account.credits_held,
+                account.active_jobs_max,
+                int(account.disabled),
+                account.id,
+            ),
+        )
+        if cursor.rowcount != 1:
+            raise KeyError(f"no account {account.id}")
+
+
+class SqliteKeys(_Repository):
+    def add(self, key: ApiKey) -> None:
+        self.db.execute(
+            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key.id,
+                key.account_id,
+                key.key_hash,
+                key.hint,
+                format_time(key.created_at),
+                _format_or_none(key.revoked_at),
+            ),
+        )
+
+    def get(self, key_id: str) -> ApiKey | None:
+        row = self._one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
+        return None if row is None else _key(row)
+
+    def find_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = self._one("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+        return None if row is None else _key(row)
+
+    def list_for(self, account_id: str) -> list[ApiKey]:
+        rows = self._all(
+            "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid",
+            (account_id,),
+        )
+        return [_key(row) for row in rows]
+
+    def save(self, key: ApiKey) -> None:
+        cursor = self.db.execute(
+            "UPDATE api_keys SET hint = ?, revoked_at = ? WHERE id = ?",
+            (key.hint, _format_or_none(key.revoked_at), key.id),
+        )
+        if cursor.rowcount != 1:
+            raise KeyError(f"no key {key.id}")
+
+
+_UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+
+class SqliteJobs(_Repository):
+    def add(self, job: Job) -> None:
+        row = _job_row(job)
+        names = ", ".join(row)
+        marks = ", ".join(f":{name}" for name in row)
+        self.db.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
+
+    def get(self, job_id: str) -> Job | None:
+        row = self._one(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
+        return None if row is None else _job(row)
+
+    def save(self, job: Job) -> None:
+        row = _job_row(job)
+        assignments = ", ".join(f"{name} = :{name}" for name in row if name != "id")
+        cursor = self.db.execute(f"UPDATE jobs SET {assignments} WHERE id = :id", row)
+        if cursor.rowcount != 1:
+            raise KeyError(f"no job {job.id}")
+
+    def unfinished_for(self, account_id: str) -> list[Job]:
+        rows = self._all(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE account_id = ? AND status IN (?, ?) "
+            "ORDER BY seq",
+            (account_id, *_UNFINISHED),
+        )
+        return [_job(row) for row in rows]
+
+    def count_unfinished(self, account_id: str) -> int:
+        row = self._one(
+            "SELECT count(*) FROM jobs WHERE account_id = ? AND status IN (?, ?)",
+            (account_id, *_UNFINISHED),
+        )
+        return 0 if row is None else int(row[0])
+
+    def next_queued(self) -> Job | None:
+        # The unit of work holds the write lock, so the row is ours until commit.
+        row = self._one(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE status = ? ORDER BY seq LIMIT 1",
+            (JobStatus.QUEUED.value,),
+        )
+        return None if row is None else _job(row)
+
+    def running_with_lease_before(self, moment: datetime) -> list[Job]:
+        rows = self._all(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE status = ? AND lease_expires_at IS NOT NULL "
+            "AND lease_expires_at < ? ORDER BY seq",
+            (JobStatus.RUNNING.value, format_time(moment)),
+        )
+        return [_job(row) for row in rows]
+
+    def results_expiring_before(self, moment: datetime) -> list[Job]:
+        rows = self._all(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE result_key IS NOT NULL "
+            "AND result_expires_at < ? ORDER BY result_expires_at, seq",
+            (format_time(moment),),
+        )
+        return [_job(row) for row in rows]
+
+    def count_queued(self) -> int:
+        row = self._one("SELECT count(*) FROM jobs WHERE status = ?", (JobStatus.QUEUED.value,))
+        return 0 if row is None else int(row[0])
+
+
+class SqliteIdempotency(_Repository):
+    def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        row = self._one(
+            "SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ?", (account_id, key)
+        )
+        return None if row is None else _record(row)
+
+    def put(self, record: IdempotencyRecord) -> None:
+        self.db.execute(
+            "INSERT INTO idempotency_keys "
+            "(account_id, key, fingerprint, job_id, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
+            "job_id = excluded.job_id, created_at = excluded.created_at, "
+            "expires_at = excluded.expires_at",
+            (
+                record.account_id,
+                record.key,
+                record.fingerprint,
+                record.job_id,
+                format_time(record.created_at),
+                format_time(record.expires_at),
+            ),
+        )
+
+    def purge_expired(self, now: datetime) -> int:
+        cursor = self.db.execute(
+            "DELETE FROM idempotency_keys WHERE expires_at <= ?", (format_time(now),)
+        )
+        return int(cursor.rowcount)
+
+
+# -- unit of work --
+
+
+class SqliteUnitOfWork:
+    """The `UnitOfWork` port: one SQLite transaction over every repository.
+
+    A writer (`read_only=False`) begins with `BEGIN IMMEDIATE`; a reader takes a deferred
+    snapshot on a connection opened with `PRAGMA query_only`, so it can never take the
+    write lock, and its `commit()` does nothing. Leaving without `commit()` rolls back.
+    """
+
+    def __init__(self, db: sqlite_utils.Database, *, read_only: bool = False) -> None:
+        self.db = db
+        self.read_only = read_only
+        self.accounts: AccountRepository = SqliteAccounts(db)
+        self.keys: KeyRepository = SqliteKeys(db)
+        self.jobs: JobRepository = SqliteJobs(db)
+        self.idempotency: IdempotencyRepository = SqliteIdempotency(db)
+        self._open = False
+
+    def __enter__(self) -> Self:
+        if self.db.conn.in_transaction:
+            raise RuntimeError(
+                "a unit of work is already open on this thread; units of work do not nest"
+            )
+        try:
+            self.db.execute("BEGIN DEFERRED" if self.read_only else "BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            _rollback(self.db)
+            if _is_busy(exc):
+                raise _busy("the database stayed locked") from exc
+            raise
+        self._open = True
+        return self
+
+    def commit(self) -> None:
+        if not self._open:
+            raise RuntimeError("commit() outside the unit of work")
+        if self.read_only:
+            return
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise _busy("the database stayed locked") from exc
+            raise
+        finally:
+            self._open = False
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._open = False
+        _rollback(self.db)
+
+
+# -- rate limiter --
+
+
+class SqliteRateLimiter:
+    """The `RateLimiter` port: per-minute counters in the shared database.
+
+    Windows are fixed and aligned to the minute, exactly like `FakeRateLimiter`. Each hit is
+    one short `BEGIN IMMEDIATE` transaction with an UPSERT; windows older than the previous
+    minute are deleted once per minute per process.
+    """
+
+    def __init__(self, connections: _Connections) -> None:
+        self._connections = connections
+        self._swept_window = 0
+
+    @staticmethod
+    def _window(now: datetime) -> tuple[int, int]:
+        seconds = int(now.timestamp())
+        start = seconds - seconds % 60
+        return start, max(1, start + 60 - seconds)
+
+    def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
+        start, retry_after = self._window(now)
+        db = self._connections.get()
+        with _write_transaction(db, "rate limiter"):
+            row = db.execute(
+                "INSERT INTO rate_counts (bucket, window_start, count) VALUES (?, ?, 1) "
+                "ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + 1 "
+                "RETURNING count",
+                (bucket, start),
+            ).fetchone()
+            if start > self._swept_window:
+                db.execute("DELETE FROM rate_counts WHERE window_start < ?", (start - 60,))
+                self._swept_window = start
+        count = int(row[0])
+        return RateDecision(allowed=count <= limit, retry_after=retry_after)
+
+    def count(self, bucket: str, now: datetime) -> int:
+        start, _ = self._window(now)
+        row = (
+            self._connections.get()
+            .execute(
+                "SELECT count FROM rate_counts WHERE bucket = ? AND window_start = ?",
+                (bucket, start),
+            )
+            .fetchone()
+        )
+        return 0 if row is None else int(row[0])
+
+
+# -- the storage as a whole --
+
+
+class SqliteStorage:
+    """The database file: schema, per-thread connections, unit-of-work factories."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        self.path = Path(path).absolute()
+        self.busy_timeout = busy_timeout
+        self._connections = _Connections(self.path, busy_timeout)
+        # Readers have read-only connections of their own (so a read may happen while the
+        # same thread has a write open), and so has the rate limiter.
+        self._reader_connections = _Connections(self.path, busy_timeout, query_only=True)
+        self._limiter_connections = _Connections(self.path, busy_timeout)
+
+    def migrate(self) -> int:
+        """Create or upgrade the schema (idempotent); returns the schema version."""
+        if not self.path.exists():
+            # Created 0600 here; SQLite gives its -wal and -shm files the same mode.
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            os.close(fd)
+        db = self._connections.get()
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise RuntimeError(f"cannot put {self.path} in WAL mode (got {mode})")
+        with _write_transaction(db, "migrating the schema"):
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise SchemaError(
+                    f"{self.path} has schema version {version}, but this printjob knows only "
+                    f"up to {SCHEMA_VERSION}; upgrade printjob"
+                )
+            for number in range(version, SCHEMA_VERSION):
+                for statement in _MIGRATIONS[number]:
+                    db.execute(statement)
+            if version != SCHEMA_VERSION:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return SCHEMA_VERSION
+
+    def schema_version(self) -> int:
+        return int(self._connections.get().execute("PRAGMA user_version").fetchone()[0])
+
+    def unit_of_work(self) -> SqliteUnitOfWork:
+        """A write unit of work (`BEGIN IMMEDIATE`): the `Ports.uow` factory."""
+        return SqliteUnitOfWork(self._connections.get())
+
+    def reader(self) -> SqliteUnitOfWork:
+        """A read-only unit of work that never takes the write lock: the `Ports.reader`."""
+        return SqliteUnitOfWork(self._reader_connections.get(), read_only=True)
+
+    def rate_limiter(self) -> SqliteRateLimiter:
+        return SqliteRateLimiter(self._limiter_connections)
+
+    def database(self) -> sqlite_utils.Database:
+        """This thread's connection, for maintenance and tests."""
+        return self._connections.get()
+
+    def close(self) -> None:
+        """Close every connection opened so far (any thread's)."""
+        self._connections.close_all()
+        self._reader_connections.close_all()
+        self._limiter_connections.close_all()
+
+
+def open_storage(path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> SqliteStorage:
+    """Open the database at `path`, creating or upgrading its schema."""
+    storage = SqliteStorage(path, busy_timeout=busy_timeout)
+    storage.migrate()
+    return storage
+
+
+__all__ = [
+    "BUSY_RETRY_AFTER",
+    "SCHEMA_VERSION",
+    "SchemaError",
+    "SqliteAccounts",
+    "SqliteIdempotency",
+    "SqliteJobs",
+    "SqliteKeys",
+    "SqliteRateLimiter",
+    "SqliteStorage",
+    "SqliteUnitOfWork",
+    "format_time",
+    "open_storage",
+    "parse_time",
+]

@@ -1,0 +1,427 @@
+"""The `printjob` command: the server, the worker and the operator's commands.
+
+    printjob serve [--host 127.0.0.1] [--port 8000] [--workers N]
+    printjob worker
+    printjob accounts create [--credits N] [--active-jobs-max 3|5|10] [--json]
+    printjob accounts show ACCOUNT_ID [--json]
+    printjob accounts disable ACCOUNT_ID
+    printjob accounts enable ACCOUNT_ID
+    printjob credits add ACCOUNT_ID N
+    printjob keys create ACCOUNT_ID [--json]
+    printjob keys list ACCOUNT_ID [--json]
+    printjob keys revoke KEY_ID
+    printjob openapi
+    printjob trace IMAGE -o OUT [--format F] [--size WxH] [--dpi N] [--colors N] [--background B]
+
+Settings come from the environment (`PRINTJOB_DATA_DIR`, ...; see `printjob_adapters.settings`).
+Exit status: 0 done; 1 the command could not be carried out (one line on stderr,
+`printjob: error: ...`); 2 the command line itself is wrong (argparse's usage message).
+An API key is printed once, by `keys create`, and never again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from printjob_core.errors import OperatorError, PrintjobError, ProblemError, ServerBusy
+from printjob_core.services import ACTIVE_JOBS_CHOICES
+from printjob_core.shapes import format_time
+
+if TYPE_CHECKING:
+    from printjob_adapters.bootstrap import Container
+    from printjob_adapters.settings import Settings
+
+PROG = "printjob"
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class CommandError(Exception):
+    """A command cannot be carried out; the message is the one line the operator sees."""
+
+
+# -- helpers --
+
+
+def _settings() -> Settings:
+    from printjob_adapters.settings import Settings
+
+    return Settings.from_env()
+
+
+def _container() -> Container:
+    from printjob_adapters.bootstrap import bootstrap
+
+    return bootstrap(_settings(), lazy=True)
+
+
+#: The most credits one command may add or start with (keeps totals far from overflow).
+MAX_AMOUNT = 1_000_000_000
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+
+
+def _whole_number(text: str, what: str, *, minimum: int) -> int:
+    if not _DIGITS.fullmatch(text.strip()):
+        raise CommandError(f"{what} must be a whole number, not {text!r}")
+    value = int(text.strip(), 10)
+    if value < minimum:
+        qualifier = "positive" if minimum == 1 else f"at least {minimum}"
+        raise CommandError(f"{what} must be {qualifier}, not {value}")
+    if value > MAX_AMOUNT:
+        raise CommandError(f"{what} may be at most {MAX_AMOUNT:,}, not {value:,}")
+    return value
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2))
+
+
+def _print_table(pairs: Sequence[tuple[str, object]]) -> None:
+    width = max(len(name) for name, _ in pairs)
+    for name, value in pairs:
+        print(f"{name.ljust(width)}  {value}")
+
+
+def _time(value: Any) -> str | None:
+    return None if value is None else format_time(value)
+
+
+# -- serve, worker, openapi, trace: implemented by the HTTP shell and the engine --
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    settings = _settings()
+    workers = settings.workers if args.workers is None else args.workers
+    try:
+        from printjob_http.server import serve
+    except ImportError as exc:
+        raise CommandError(f"serve is not available: {exc}") from None
+    serve(settings, host=args.host, port=args.port, workers=workers)
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = _settings()
+    try:
+        from printjob_http.server import run_worker
+    except ImportError as exc:
+        raise CommandError(f"worker is not available: {exc}") from None
+    run_worker(settings)
+    return EXIT_OK
+
+
+def cmd_openapi(args: argparse.Namespace) -> int:
+    settings = _settings()
+    try:
+        from printjob_http.openapi import openapi_document
+    except ImportError as exc:
+        raise CommandError(f"openapi is not available: {exc}") from None
+    _print_json(openapi_document(settings))
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    try:
+        from printjob_adapters.engine.trace_command import run_trace
+    except ImportError as exc:
+        raise CommandError(f"trace is not available: {exc}") from None
+    return run_trace(args)
+
+
+# -- accounts --
+
+
+def cmd_accounts_create(args: argparse.Namespace) -> int:
+    credits_balance = _whole_number(args.credits, "--credits", minimum=0)
+    active_jobs_max = _whole_number(args.active_jobs_max, "--active-jobs-max", minimum=1)
+    if active_jobs_max not in ACTIVE_JOBS_CHOICES:
+        raise CommandError(f"--active-jobs-max must be 3, 5 or 10, not {active_jobs_max}")
+    account = _container().operator.create_account(credits_balance, active_jobs_max)
+    if args.json:
+        _print_json({"account_id": account.id})
+    else:
+        _print_table(
+            [
+                ("account_id", account.id),
+                ("credits_balance", account.credits_balance),
+                ("active_jobs_max", account.active_jobs_max),
+            ]
+        )
+    return EXIT_OK
+
+
+def cmd_accounts_show(args: argparse.Namespace) -> int:
+    summary = _container().operator.show_account(args.account_id)
+    account, view = summary.account, summary.view
+    shown: dict[str, Any] = {
+        "account_id": account.id,
+        "disabled": account.disabled,
+        "credits_balance": view.credits_balance,
+        "credits_held": view.credits_held,
+        "credits_available": view.credits_available,
+        "active_jobs": view.active_jobs,
+        "active_jobs_max": view.active_jobs_max,
+        "live_keys": summary.live_keys,
+        "created_at": _time(account.created_at),
+    }
+    if args.json:
+        _print_json(shown)
+    else:
+        _print_table(
+            [
+                (name, ("yes" if value else "no") if name == "disabled" else value)
+                for name, value in shown.items()
+            ]
+        )
+    return EXIT_OK
+
+
+def cmd_accounts_disable(args: argparse.Namespace) -> int:
+    canceled = _container().operator.disable_account(args.account_id)
+    jobs = "job" if len(canceled) == 1 else "jobs"
+    print(
+        f"disabled account {args.account_id}: {len(canceled)} unfinished {jobs} canceled, "
+        "nothing charged"
+    )
+    return EXIT_OK
+
+
+def cmd_accounts_enable(args: argparse.Namespace) -> int:
+    account = _container().operator.enable_account(args.account_id)
+    print(f"enabled account {account.id}")
+    return EXIT_OK
+
+
+# -- credits --
+
+
+def cmd_credits_add(args: argparse.Namespace) -> int:
+    amount = _whole_number(args.amount, "the amount", minimum=1)
+    account = _container().operator.add_credits(args.account_id, amount)
+    print(
+        f"added {amount} credits to {account.id}: balance {account.credits_balance} "
+        f"({account.credits_available} available, {account.credits_held} held)"
+    )
+    return EXIT_OK
+
+
+# -- keys --
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    key, secret = _container().operator.create_key(args.account_id)
+    note = "This key is shown only once: store it now. printjob keeps only its hash."
+    if args.json:
+        _print_json({"key_id": key.id, "api_key": secret})
+        print(note, file=sys.stderr)
+    else:
+        _print_table([("key_id", key.id), ("api_key", secret)])
+        print(note)
+    return EXIT_OK
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    keys = _container().operator.list_keys(args.account_id)
+    rows = [
+        {
+            "key_id": key.id,
+            "hint": key.hint,
+            "created_at": _time(key.created_at),
+            "revoked_at": _time(key.revoked_at),
+            "live": key.is_live,
+        }
+        for key in keys
+    ]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"account {args.account_id} has no keys")
+        return EXIT_OK
+    header = ("KEY_ID", "HINT", "CREATED_AT", "STATUS")
+    table = [
+        (
+            str(row["key_id"]),
+            str(row["hint"]),
+            str(row["created_at"]),
+            "live" if row["live"] else f"revoked {row['revoked_at']}",
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *table]) for i in range(len(header))]
+    for line in [header, *table]:
+        cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+        print("  ".join(cells).rstrip())
+    return EXIT_OK
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    operator = _container().operator
+    key = operator.revoke_key(args.key_id)
+    print(f"revoked key {key.id} ({key.hint}) of {key.account_id}; it no longer works")
+    return EXIT_OK
+
+
+# -- the parser --
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Turn raster images into print files: the server, the worker and the "
+        "operator's commands.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve = commands.add_parser("serve", help="run the API server (with job workers)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8000, help="port to listen on (8000)")
+    serve.add_argument(
+        "--workers",
+        type=_non_negative,
+        default=None,
+        metavar="N",
+        help="background job workers; 0 serves the API only (default PRINTJOB_WORKERS, "
+        "else the number of cores)",
+    )
+    serve.set_defaults(run=cmd_serve)
+
+    worker = commands.add_parser("worker", help="process jobs only, no API")
+    worker.set_defaults(run=cmd_worker)
+
+    accounts = commands.add_parser("accounts", help="create, show, disable, enable accounts")
+    account_commands = accounts.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = account_commands.add_parser("create", help="create an account")
+    create.add_argument("--credits", default="0", metavar="N", help="starting credits (0)")
+    create.add_argument(
+        "--active-jobs-max",
+        default="3",
+        metavar="3|5|10",
+        help="unfinished jobs allowed at once (3)",
+    )
+    create.add_argument("--json", action="store_true", help='print {"account_id": ...}')
+    create.set_defaults(run=cmd_accounts_create)
+    show = account_commands.add_parser("show", help="credits, jobs and keys of an account")
+    show.add_argument("account_id", metavar="ACCOUNT_ID")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(run=cmd_accounts_show)
+    disable = account_commands.add_parser(
+        "disable", help="disable an account; its unfinished jobs are canceled, nothing charged"
+    )
+    disable.add_argument("account_id", metavar="ACCOUNT_ID")
+    disable.set_defaults(run=cmd_accounts_disable)
+    enable = account_commands.add_parser("enable", help="enable a disabled account")
+    enable.add_argument("account_id", metavar="ACCOUNT_ID")
+    enable.set_defaults(run=cmd_accounts_enable)
+
+    credits_parser = commands.add_parser("credits", help="add credits to an account")
+    credit_commands = credits_parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = credit_commands.add_parser("add", help="add N credits to an account")
+    add.add_argument("account_id", metavar="ACCOUNT_ID")
+    add.add_argument("amount", metavar="N", help="a positive whole number")
+    add.set_defaults(run=cmd_credits_add)
+
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    key_commands = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
+    key_create = key_commands.add_parser(
+        "create", help="create an API key (at most 5 live keys per account)"
+    )
+    key_create.add_argument("account_id", metavar="ACCOUNT_ID")
+    key_create.add_argument(
+        "--json", action="store_true", help='print {"key_id": ..., "api_key": ...}'
+    )
+    key_create.set_defaults(run=cmd_keys_create)
+    key_list = key_commands.add_parser("list", help="list an account's keys (never the secrets)")
+    key_list.add_argument("account_id", metavar="ACCOUNT_ID")
+    key_list.add_argument("--json", action="store_true", help="print JSON")
+    key_list.set_defaults(run=cmd_keys_list)
+    key_revoke = key_commands.add_parser("revoke", help="revoke a key; it stops working at once")
+    key_revoke.add_argument("key_id", metavar="KEY_ID")
+    key_revoke.set_defaults(run=cmd_keys_revoke)
+
+    openapi = commands.add_parser("openapi", help="print the OpenAPI document")
+    openapi.set_defaults(run=cmd_openapi)
+
+    trace = commands.add_parser(
+        "trace", help="convert one image with the engine alone: no server, no credits"
+    )
+    try:
+        from printjob_adapters.engine.trace_command import add_trace_arguments
+    except ImportError:
+        trace.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    else:
+        add_trace_arguments(trace)
+    trace.set_defaults(run=cmd_trace)
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1..65535, not {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def _error(message: str) -> int:
+    # One line, always: a message with line breaks is folded.
+    line = " ".join(str(message).split())
+    print(f"{PROG}: error: {line}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `printjob` command; returns the exit status."""
+    from printjob_adapters.settings import SettingsError
+    from printjob_adapters.sqlite import SchemaError
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`printjob openapi | head`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except (CommandError, OperatorError, SettingsError, SchemaError) as exc:
+        return _error(str(exc))
+    except ServerBusy:
+        return _error("the database stayed locked by another process; try again")
+    except ProblemError as exc:
+        return _error(exc.detail)
+    except PrintjobError as exc:
+        return _error(str(exc) or type(exc).__name__)
+    except sqlite3.Error as exc:
+        return _error(f"database error: {exc}")
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _error(f"{exc.strerror or exc}{where}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Settings from the environment and a settings file; the composition root."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from printjob_adapters.bootstrap import bootstrap
+from printjob_adapters.settings import Settings, SettingsError
+from printjob_adapters.system import RandomIds, SystemClock
+from printjob_core.keys import looks_like_key
+from printjob_core.limits import Policy
+
+
+def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env({})
+    assert settings.data_dir == tmp_path / "var"
+    assert settings.base_url is None
+    assert settings.docs_url == "https://docs.printjob.dev/v1/errors"
+    assert settings.service_name == "printjob"
+    assert settings.workers == (os.cpu_count() or 1)
+    assert settings.trusted_proxies == ()
+    assert settings.wrong_keys_per_minute == 30
+    assert settings.database_url is None
+    assert settings.policy() == Policy()
+    assert settings.database_path == tmp_path / "var" / "printjob.sqlite3"
+    assert settings.base_url_for("127.0.0.1", 8000) == "http://127.0.0.1:8000"
+    assert settings.base_url_for("::1", 8080) == "http://[::1]:8080"
+
+
+def test_every_variable(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        {
+            "PRINTJOB_DATA_DIR": str(tmp_path / "d"),
+            "PRINTJOB_BASE_URL": "https://api.example.com/",
+            "PRINTJOB_DOCS_URL": "https://docs.example.com/errors",
+            "PRINTJOB_SERVICE_NAME": "example",
+            "PRINTJOB_RESULT_TTL_SECONDS": "60",
+            "PRINTJOB_IDEMPOTENCY_TTL_SECONDS": "120",
+            "PRINTJOB_SUBMISSIONS_PER_MINUTE": "5",
+            "PRINTJOB_READS_PER_MINUTE": "50",
+            "PRINTJOB_WRONG_KEYS_PER_MINUTE": "7",
+            "PRINTJOB_WORKERS": "0",
+            "PRINTJOB_TRUSTED_PROXIES": " 10.0.0.1, 192.168.0.0/16 ,,::1",
+            "PRINTJOB_MAX_QUEUE_DEPTH": "9",
+            "PRINTJOB_LEASE_SECONDS": "15",
+            "PRINTJOB_JOB_TIME_BUDGET_SECONDS": "45",
+            "PRINTJOB_BUSY_TIMEOUT_SECONDS": "0.5",
+            "PRINTJOB_DATABASE_URL": "",
+        }
+    )
+    assert settings.data_dir == tmp_path / "d"
+    assert settings.base_url == "https://api.example.com"
+    assert settings.base_url_for("0.0.0.0", 1) == "https://api.example.com"
+    assert settings.workers == 0
+    assert settings.trusted_proxies == ("10.0.0.1/32", "192.168.0.0/16", "::1/128")
+    assert settings.busy_timeout_seconds == 0.5
+    assert settings.policy() == Policy(
+        submissions_per_minute=5,
+        reads_per_minute=50,
+        wrong_keys_per_minute=7,
+        idempotency_ttl_seconds=120,
+        result_ttl_seconds=60,
+        lease_seconds=15,
+        job_time_budget_seconds=45,
+        max_queue_depth=9,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("PRINTJOB_WORKERS", "-1"),
+        ("PRINTJOB_WORKERS", "two"),
+        ("PRINTJOB_SUBMISSIONS_PER_MINUTE", "0"),
+        ("PRINTJOB_RESULT_TTL_SECONDS", "1.5"),
+        ("PRINTJOB_RESULT_TTL_SECONDS", "99999999999999999999"),
+        ("PRINTJOB_READS_PER_MINUTE", "lots"),
+        ("PRINTJOB_BUSY_TIMEOUT_SECONDS", "nan"),
+        ("PRINTJOB_BUSY_TIMEOUT_SECONDS", "-1"),
+        ("PRINTJOB_TRUSTED_PROXIES", "10.0.0.1,proxy.local"),
+        ("PRINTJOB_BASE_URL", "api.example.com"),
+        ("PRINTJOB_DOCS_URL", "ftp://x"),
+        ("PRINTJOB_SERVICE_NAME", 'a"b'),
+    ],
+)
+def test_bad_values_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env({name: value})
+
+
+def test_database_url_is_reserved() -> None:
+    with pytest.raises(SettingsError, match="PostgreSQL is not available yet"):
+        Settings.from_env({"PRINTJOB_DATABASE_URL": "postgresql://localhost/printjob"})
+
+
+def test_settings_file_and_the_environment_wins(tmp_path: Path) -> None:
+    file = tmp_path / "printjob.env"
+    file.write_text(
+        "# comment\n\nPRINTJOB_WORKERS=3\nexport PRINTJOB_SERVICE_NAME='from file'\n"
+        'PRINTJOB_READS_PER_MINUTE = "77"\n'
+    )
+    settings = Settings.from_env({"PRINTJOB_SETTINGS_FILE": str(file), "PRINTJOB_WORKERS": "5"})
+    assert settings.workers == 5
+    assert settings.service_name == "from file"
+    assert settings.reads_per_minute == 77
+
+
+def test_settings_file_errors(tmp_path: Path) -> None:
+    file = tmp_path / "printjob.env"
+    file.write_text("PRINTJOB_WORKRES=3\n")
+    with pytest.raises(SettingsError, match="line 1: unknown setting PRINTJOB_WORKRES"):
+        Settings.from_env({"PRINTJOB_SETTINGS_FILE": str(file)})
+    file.write_text("just words\n")
+    with pytest.raises(SettingsError, match="KEY=VALUE"):
+        Settings.from_env({"PRINTJOB_SETTINGS_FILE": str(file)})
+    with pytest.raises(SettingsError, match="PRINTJOB_SETTINGS_FILE"):
+        Settings.from_env({"PRINTJOB_SETTINGS_FILE": str(tmp_path / "missing")})
+
+
+def test_ids_and_clock() -> None:
+    ids = RandomIds()
+    assert re.fullmatch(r"job_[0-9a-f]{32}", ids.job_id())
+    assert re.fullmatch(r"acct_[0-9a-f]{24}", ids.account_id())
+    assert re.fullmatch(r"key_[0-9a-f]{16}", ids.key_id())
+    keys = {ids.api_key() for _ in range(100)}
+    assert len(keys) == 100
+    assert all(len(key) == 43 and looks_like_key(key) for key in keys)
+    now = SystemClock().now()
+    assert now.utcoffset() == timedelta(0)
+
+
+def test_bootstrap_wires_everything(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", submissions_per_minute=4)
+    container = bootstrap(settings)
+    try:
+        assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
+        assert (tmp_path / "data" / "files").is_dir()
+        assert container.ports.policy.submissions_per_minute == 4
+        assert container.ports.probe is container.probe
+        account = container.operator.create_account(3)
+        key, secret = container.operator.create_key(account.id)
+        found = container.api.authenticate(f"Bearer {secret}", "127.0.0.1")
+        assert found.id == account.id
+        assert container.api.account(found).credits_available == 3
+        assert secret.startswith(key.hint.rstrip("…"))
+    finally:
+        container.close()
+    # A second process (here: a second bootstrap) finds the same data.
+    again = bootstrap(settings, lazy=True)
+    assert again.engine is None
+    assert again.operator.show_account(account.id).account.credits_balance == 3
+    again.close()
