@@ -1,0 +1,174 @@
+"""Step 2 of tracing: sub-pixel placement of the boundary from anti-aliased pixels.
+
+A pixel on the boundary between faces of colours P and Q whose colour is c ≈ a·P +
+(1 - a)·Q is covered to the fraction a by P's face. For each boundary crack the pixels on
+its two sides tell how far the true edge lies from the crack: a deficit (1 - a) on the
+left pixel moves it into the left pixel, a coverage a of the left colour in the right
+pixel moves it into the right one. Colours are compared in premultiplied RGBA, so the
+same rule covers edges against transparency (there alpha is the coverage) and against a
+removed opaque background.
+
+The crack midpoints, moved along their normals by these amounts, are the data points the
+curves are fitted to; junctions move by the least-squares shift agreeing with the
+cracks that meet there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, BoundaryGraph
+
+#: Largest shift of a crack (pixels): a well-segmented edge never lies further than half
+#: a pixel from its crack, and the cap keeps the two sides of a thin line from crossing.
+MAX_SHIFT = 0.5
+#: Data points per edge end fitted for junction placement.
+JUNCTION_REACH = 6
+#: Largest junction move from its crack corner (pixels, per axis).
+JUNCTION_SHIFT = 0.75
+#: Weight of the image border line and of the pull to the crack corner.
+BORDER_WEIGHT = 1000.0
+PULL = 0.05
+#: Colour distance (0..255 RGBA units) below which two neighbours are too alike for
+#: their mixing ratio to be trusted; the shift fades out towards zero contrast.
+FULL_CONTRAST = 48.0
+
+
+def face_colors(graph: BoundaryGraph, premultiplied: np.ndarray, palette: np.ndarray) -> np.ndarray:
+    """Premultiplied RGBA (0..255) of every face: its palette colour, opaque; for
+    left-out faces the median of the left-out pixels (transparent, or the removed
+    background colour); NaN for the outside. O(pixels) once, O(faces) after."""
+    labels = graph.face_label
+    colors = np.full((len(labels), 4), np.nan)
+    painted = labels >= 0
+    colors[painted, :3] = palette[labels[painted]]
+    colors[painted, 3] = 255.0
+    void = labels == -1
+    if void.any():
+        void_pixels = graph.faces[1:-1, 1:-1]
+        mask = (labels[void_pixels]) == -1
+        colors[void] = np.median(premultiplied[mask], axis=0)
+    return colors
+
+
+def premultiply(rgba: np.ndarray) -> np.ndarray:
+    """(H, W, 4) uint8 straight alpha to float32 premultiplied RGBA, 0..255. O(pixels)."""
+    out = rgba.astype(np.float32)
+    out[..., :3] *= out[..., 3:4] / 255.0
+    return out
+
+
+def crack_shifts(graph: BoundaryGraph, premultiplied: np.ndarray, colors: np.ndarray) -> np.ndarray:
+    """Signed shift of every crack towards its right side, in pixels. Vectorised over
+    all cracks: O(cracks).
+
+    A pixel that is only one pixel thick across the crack (its opposite crack is a
+    boundary too) shares its coverage with that other crack, so each side takes half."""
+    faces = graph.faces
+    h, w = graph.height, graph.width
+    padded = np.zeros((h + 2, w + 2, 4), dtype=np.float32)
+    padded[1:-1, 1:-1] = premultiplied
+    d = graph.crack_dir
+    lr, lc = graph.left_pixels()
+    rr, rc = graph.right_pixels()
+    lf = faces[lr, lc]
+    rf = faces[rr, rc]
+    a = colors[lf]
+    b = colors[rf]
+    diff = a - b
+    den = np.einsum("ij,ij->i", diff, diff)
+    usable = np.isfinite(den) & (den > 1e-6)
+    den = np.where(usable, den, 1.0)
+    diff = np.where(usable[:, None], diff, 0.0)
+    b = np.where(usable[:, None], b, 0.0)
+    cover_left = np.einsum("ij,ij->i", padded[lr, lc] - b, diff) / den
+    cover_right = np.einsum("ij,ij->i", padded[rr, rc] - b, diff) / den
+    cover_left = np.clip(cover_left, 0.0, 1.0)
+    cover_right = np.clip(cover_right, 0.0, 1.0)
+    # The pixel beyond the left pixel, one step further along the left normal.
+    far_l = faces[np.clip(lr - DX[d], 0, h + 1), np.clip(lc + DY[d], 0, w + 1)]
+    far_r = faces[np.clip(rr + DX[d], 0, h + 1), np.clip(rc - DY[d], 0, w + 1)]
+    weight_l = np.where(far_l != lf, 0.5, 1.0)
+    weight_r = np.where(far_r != rf, 0.5, 1.0)
+    shift = cover_right * weight_r - (1.0 - cover_left) * weight_l
+    contrast = np.minimum(1.0, np.sqrt(den) / FULL_CONTRAST)
+    shift *= np.where(usable, contrast, 0.0)
+    outside = (graph.face_label[lf] == OUTSIDE) | (graph.face_label[rf] == OUTSIDE)
+    shift[outside] = 0.0
+    return np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+
+
+def crack_points(graph: BoundaryGraph, shift: np.ndarray) -> np.ndarray:
+    """Data points: crack midpoints moved by their shift along the right normal. O(cracks)."""
+    d = graph.crack_dir
+    x = graph.crack_x + 0.5 * DX[d] - shift * DY[d]
+    y = graph.crack_y + 0.5 * DY[d] + shift * DX[d]
+    return np.stack([x, y], axis=1)
+
+
+def junction_points(graph: BoundaryGraph, points: np.ndarray) -> np.ndarray:
+    """Sub-pixel junction positions: the point nearest (least squares) to the lines
+    fitted through the first few data points of every edge meeting there. Junctions
+    on the image border stay on it; a light pull towards the crack corner keeps the
+    problem well posed where the lines are near parallel. Vectorised over edge ends:
+    O(edges × JUNCTION_REACH)."""
+    jx, jy = graph.junction_x, graph.junction_y
+    count = len(jx)
+    if count == 0:
+        return np.zeros((0, 2))
+    open_edges = np.nonzero(~graph.edge_closed)[0]
+    s = graph.edge_start[:-1][open_edges]
+    t = graph.edge_start[1:][open_edges]
+    length = t - s
+    reach = JUNCTION_REACH
+    step = np.arange(reach + 1)
+    # Points 1..reach from each end (point 0's pixel mixes three faces), or what the
+    # edge has.
+    skip = (length >= 3).astype(np.int64)
+    n_pts = np.minimum(length - skip, reach)
+    use = step[None, :] < n_pts[:, None]
+    ends = []
+    for first, sign, junction in (
+        (s + skip, 1, graph.edge_j0[open_edges]),
+        (t - 1 - skip, -1, graph.edge_j1[open_edges]),
+    ):
+        idx = np.clip(first[:, None] + sign * step[None, :], s[:, None], t[:, None] - 1)
+        ends.append((idx, junction))
+    idx = np.concatenate([e[0] for e in ends])
+    junction = np.concatenate([e[1] for e in ends])
+    use = np.concatenate([use, use])
+    cnt = use.sum(axis=1).astype(np.float64)
+    px = np.where(use, points[idx, 0], 0.0)
+    py = np.where(use, points[idx, 1], 0.0)
+    cx = px.sum(axis=1) / cnt
+    cy = py.sum(axis=1) / cnt
+    dx = np.where(use, px - cx[:, None], 0.0)
+    dy = np.where(use, py - cy[:, None], 0.0)
+    theta = 0.5 * np.arctan2(
+        2 * (dx * dy).sum(axis=1), (dx * dx).sum(axis=1) - (dy * dy).sum(axis=1)
+    )
+    ux, uy = np.cos(theta), np.sin(theta)
+    single = cnt < 2
+    d = graph.crack_dir[idx[:, 0]]
+    ux = np.where(single, DX[d], ux)
+    uy = np.where(single, DY[d], uy)
+    nx, ny = -uy, ux
+    off = nx * cx + ny * cy
+    m = np.zeros((count, 3))
+    r = np.zeros((count, 2))
+    np.add.at(m, junction, np.stack([nx * nx, nx * ny, ny * ny], axis=1))
+    np.add.at(r, junction, np.stack([nx * off, ny * off], axis=1))
+    on_x = (jx == 0) | (jx == graph.width)
+    on_y = (jy == 0) | (jy == graph.height)
+    m[:, 0] += np.where(on_x, BORDER_WEIGHT, PULL)
+    m[:, 2] += np.where(on_y, BORDER_WEIGHT, PULL)
+    r[:, 0] += np.where(on_x, BORDER_WEIGHT, PULL) * jx
+    r[:, 1] += np.where(on_y, BORDER_WEIGHT, PULL) * jy
+    det = m[:, 0] * m[:, 2] - m[:, 1] ** 2
+    x = (m[:, 2] * r[:, 0] - m[:, 1] * r[:, 1]) / det
+    y = (m[:, 0] * r[:, 1] - m[:, 1] * r[:, 0]) / det
+    x = np.clip(x, jx - JUNCTION_SHIFT, jx + JUNCTION_SHIFT)
+    y = np.clip(y, jy - JUNCTION_SHIFT, jy + JUNCTION_SHIFT)
+    x = np.where(on_x, jx, np.clip(x, 0.0, graph.width))
+    y = np.where(on_y, jy, np.clip(y, 0.0, graph.height))
+    return np.stack([x, y], axis=1)

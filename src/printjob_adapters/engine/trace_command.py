@@ -1,0 +1,117 @@
+"""`printjob trace`: the engine alone, from the command line; no server, no credits.
+
+    printjob trace IMAGE -o OUT [--format svg|pdf|eps|png] [--size WxH] [--dpi N]
+                               [--colors N] [--background keep|remove]
+
+Options are validated by the API's own parser (`printjob_core.options.parse_options`) and
+the image by the API's own rules, so a command that succeeds here makes the same file a
+job with the same options makes. Exit status: 0 done, 2 bad options, 1 the image could
+not be read or converted (or the output not written). Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from printjob_core.errors import (
+    ConversionCancelled,
+    ConversionFailed,
+    InvalidParameter,
+    ProblemError,
+)
+from printjob_core.model import JobOptions
+from printjob_core.options import parse_options
+
+#: Exit statuses of `run_trace`.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare `trace`'s arguments on `parser` (the `trace` sub-command's parser)."""
+    parser.add_argument("image", metavar="IMAGE", help="PNG, JPEG, GIF, BMP or WebP image")
+    parser.add_argument(
+        "-o", "--output", metavar="OUT", required=True, help="file to write (replaced whole)"
+    )
+    parser.add_argument(
+        "--format",
+        metavar="svg|pdf|eps|png",
+        help="output format; by default from OUT's suffix",
+    )
+    parser.add_argument(
+        "--size",
+        metavar="WxH",
+        help="exact canvas in pixels, design fitted inside; default original "
+        "(a png is then the 4500x5400 print canvas)",
+    )
+    parser.add_argument("--dpi", metavar="N", help="resolution the file states (needs --size); 300")
+    parser.add_argument(
+        "--colors", metavar="N", help="number of flat colours, 1..1000; default automatic"
+    )
+    parser.add_argument(
+        "--background",
+        metavar="keep|remove",
+        default="keep",
+        help="keep the background colour, or leave it out (transparent in a png)",
+    )
+
+
+def options_from_fields(fields: Mapping[str, str]) -> JobOptions:
+    """The job options the API would accept for these form fields (or `InvalidParameter`)."""
+    return parse_options(fields)
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    """Carry out `printjob trace`; returns the exit status."""
+    from printjob_adapters.engine.pipeline import convert, guess_format, write_atomically
+
+    try:
+        fields = {"background": args.background}
+        fields["format"] = args.format if args.format is not None else guess_format(args.output)
+        for name in ("size", "dpi", "colors"):
+            value = getattr(args, name)
+            if value is not None:
+                fields[name] = value
+        options = options_from_fields(fields)
+    except InvalidParameter as exc:
+        option = f"--{exc.param}" if exc.param else "options"
+        return _fail(EXIT_USAGE, f"invalid {option}: {exc.detail}")
+
+    try:
+        data = Path(args.image).read_bytes()
+    except OSError as exc:
+        return _fail(EXIT_FAILED, f"cannot read {args.image}: {exc.strerror or exc}")
+    try:
+        _check_image(data)
+        output = convert(data, options)
+    except ProblemError as exc:
+        return _fail(EXIT_FAILED, f"{args.image}: {exc.detail}")
+    except (ConversionFailed, ConversionCancelled) as exc:
+        return _fail(EXIT_FAILED, f"{args.image}: {exc}")
+    try:
+        write_atomically(Path(args.output), output.data)
+    except OSError as exc:
+        return _fail(EXIT_FAILED, f"cannot write {args.output}: {exc.strerror or exc}")
+    removed = ", background removed" if output.background_removed else ""
+    print(
+        f"wrote {os.fspath(args.output)}: {options.format.value} {output.width}x{output.height} "
+        f"px at {options.effective_dpi} dpi, {output.colors} colours{removed}"
+    )
+    return EXIT_OK
+
+
+def _check_image(data: bytes) -> None:
+    """The API's image rules, from the header (the same refusal a submission would get)."""
+    from printjob_adapters.engine.decode import PillowImageProbe
+    from printjob_core.limits import Policy
+    from printjob_core.services import check_image
+
+    check_image(PillowImageProbe().probe(data), Policy())
+
+
+def _fail(status: int, message: str) -> int:
+    print(f"printjob trace: {message}", file=sys.stderr)
+    return status

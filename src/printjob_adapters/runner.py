@@ -1,0 +1,373 @@
+"""The job runner: the background worker loop that turns queued jobs into files.
+
+One runner works one job at a time; a server runs several runners as separate OS
+processes (`printjob serve --workers N`, `printjob worker`), so the CPU-bound engine never
+stalls the API's event loop. Everything goes through `JobProcessing`, whose writes are
+fenced by the claim's attempt number: a runner whose job was canceled, failed for its
+time budget or recovered elsewhere meanwhile simply has its late writes dropped.
+
+The loop:
+
+* every `maintenance_seconds`: `recover()` (running jobs whose lease passed are queued
+  again or fail `interrupted`, design decision 9) and `sweep()` (result files past
+  `expires_at` deleted, expired idempotency keys forgotten);
+* `claim()` the oldest queued job, or sleep `poll_seconds`;
+* run the engine with a progress callback (throttled `report`, which also renews the
+  lease) and a cancel check (a throttled `still_running` read);
+* a heartbeat thread renews the lease while a long stage reports nothing, and fails the
+  job when it passes its time budget (`Policy.job_time_budget_seconds`);
+* success -> `succeed`; `ConversionFailed` -> `fail` with its detail;
+  `ConversionCancelled` -> nothing (the job was canceled); any other exception -> `fail`
+  with a useful detail, and the runner carries on with the next job.
+
+Stopping (SIGTERM/SIGINT, or `stop` set): the runner claims nothing more, cancels its
+current job at the engine's next checkpoint and hands it back to the queue at once (its
+attempt still counts, so a job cannot be restarted forever). A runner killed outright
+(SIGKILL, power loss) leaves its job `running` under a lease; once the lease passes,
+the next `recover()` of any process queues it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from printjob_core import lifecycle
+from printjob_core.errors import ConversionCancelled, ConversionFailed
+from printjob_core.model import JobStatus, Phase
+from printjob_core.ports import Engine
+from printjob_core.services import Claim, JobProcessing
+
+log = logging.getLogger("printjob.runner")
+
+#: Exit code of a runner process that gave up on an engine that stopped responding.
+EXIT_WEDGED = 3
+
+
+class _JobState:
+    """What the engine's callbacks and the heartbeat share about the job in hand."""
+
+    def __init__(self, claim: Claim, started: float) -> None:
+        self.claim = claim
+        self.started = started
+        self.lock = threading.Lock()
+        phase = claim.job.phase
+        self.phase: Phase = Phase.ANALYSING if phase in (None, Phase.QUEUED) else phase
+        self.percent = claim.job.progress or 0
+        self.reported_phase: Phase | None = None
+        self.last_report = 0.0
+        self.last_check = started
+        #: The job is no longer ours (canceled, recovered elsewhere): stop, write nothing.
+        self.gone = False
+        #: The job passed its time budget and was failed for it.
+        self.timed_out = False
+        self.failed_for_time = False
+        self.done = threading.Event()
+
+
+class JobRunner:
+    """Claims and converts jobs until told to stop."""
+
+    def __init__(
+        self,
+        processing: JobProcessing,
+        engine: Engine,
+        *,
+        poll_seconds: float = 0.3,
+        maintenance_seconds: float = 5.0,
+        report_seconds: float = 0.5,
+        cancel_check_seconds: float = 0.5,
+        heartbeat_seconds: float | None = None,
+        wedged_grace_seconds: float = 60.0,
+        on_wedged: Callable[[], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.processing = processing
+        self.engine = engine
+        self.policy = processing.policy
+        self.poll_seconds = poll_seconds
+        self.maintenance_seconds = maintenance_seconds
+        self.report_seconds = report_seconds
+        self.cancel_check_seconds = cancel_check_seconds
+        lease = self.policy.lease_seconds
+        self.heartbeat_seconds = heartbeat_seconds or max(0.2, min(10.0, lease / 3))
+        self.wedged_grace_seconds = wedged_grace_seconds
+        self.on_wedged = on_wedged
+        self.monotonic = monotonic
+        self._last_maintenance: float | None = None
+
+    # -- the loop --
+
+    def run(self, stop: threading.Event) -> None:
+        """Work until `stop` is set; errors are logged and the loop goes on."""
+        log.info("job runner started (pid %d)", os.getpid())
+        while not stop.is_set():
+            try:
+                self.maintain()
+                worked = self.run_once(stop)
+            except Exception:
+                log.exception("job runner: unexpected error; carrying on")
+                worked = False
+            if not worked:
+                stop.wait(self.poll_seconds)
+        log.info("job runner stopped (pid %d)", os.getpid())
+
+    def maintain(self, force: bool = False) -> None:
+        """Recover dead workers' jobs and sweep expired files, every few seconds."""
+        now = self.monotonic()
+        last = self._last_maintenance
+        if not force and last is not None and now - last < self.maintenance_seconds:
+            return
+        self._last_maintenance = now
+        for job in self.processing.recover():
+            log.info("recovered job %s: now %s", job.id, job.status.value)
+        swept = self.processing.sweep()
+        if swept:
+            log.info("deleted %d expired result file(s)", swept)
+
+    def run_once(self, stop: threading.Event | None = None) -> bool:
+        """Claim and process one job; False when the queue was empty."""
+        claim = self.processing.claim()
+        if claim is None:
+            return False
+        self.process(claim, stop or threading.Event())
+        return True
+
+    # -- one job --
+
+    def process(self, claim: Claim, stop: threading.Event) -> None:
+        job = claim.job
+        log.info("job %s: started (attempt %d)", job.id, claim.attempt)
+        state = _JobState(claim, self.monotonic())
+        try:
+            image = self.processing.image(claim)
+        except KeyError:
+            self.processing.fail(
+                claim,
+                "The uploaded image is no longer stored, so the job could not run; nothing "
+                "was charged. Submit the image again.",
+            )
+            return
+        heartbeat = threading.Thread(
+            target=self._heartbeat, args=(state,), name=f"heartbeat-{job.id}", daemon=True
+        )
+        heartbeat.start()
+        try:
+            self._convert(state, image, stop)
+        finally:
+            state.done.set()
+            heartbeat.join(timeout=5)
+
+    def _convert(self, state: _JobState, image: bytes, stop: threading.Event) -> None:
+        claim = state.claim
+        job_id = claim.job.id
+        try:
+            output = self.engine.convert(
+                image,
+                claim.job.options,
+                lambda phase, percent: self._progress(state, phase, percent),
+                lambda: self._cancelled(state, stop),
+            )
+        except ConversionCancelled:
+            if state.timed_out:
+                self._fail_for_time(state)
+            elif state.gone:
+                log.info("job %s: stopped, it was canceled", job_id)
+            elif stop.is_set():
+                self._hand_back(claim)
+            return
+        except ConversionFailed as failure:
+            log.info("job %s: failed: %s", job_id, failure.detail)
+            self.processing.fail(claim, failure.detail)
+            return
+        except Exception as exc:
+            log.exception("job %s: the engine raised an unexpected error", job_id)
+            detail = (
+                "The image could not be processed: the converter stopped with an unexpected "
+                f"error ({type(exc).__name__}). Nothing was charged; try another image or "
+                "other options."
+            )
+            self.processing.fail(claim, detail)
+            return
+        if state.timed_out or self._over_budget(state):
+            self._fail_for_time(state)
+            return
+        finished = self.processing.succeed(claim, output)
+        if finished is None:
+            log.info("job %s: finished, but it was canceled meanwhile", job_id)
+        else:
+            log.info("job %s: succeeded (%d bytes)", job_id, len(output.data))
+
+    def _progress(self, state: _JobState, phase: Phase, percent: int) -> None:
+        now = self.monotonic()
+        with state.lock:
+            state.phase, state.percent = phase, max(state.percent, percent)
+            due = phase != state.reported_phase or now - state.last_report >= self.report_seconds
+            if not due or state.gone or state.timed_out:
+                return
+            state.reported_phase, state.last_report = phase, now
+            percent = state.percent
+        self._report(state, phase, percent)
+
+    def _report(self, state: _JobState, phase: Phase, percent: int) -> None:
+        try:
+            still_ours = self.processing.report(state.claim, phase, percent)
+        except Exception:
+            log.warning("job %s: could not record progress", state.claim.job.id, exc_info=True)
+            return
+        if not still_ours:
+            state.gone = True
+
+    def _cancelled(self, state: _JobState, stop: threading.Event) -> bool:
+        if state.gone or state.timed_out or stop.is_set():
+            return True
+        if self._over_budget(state):
+            state.timed_out = True
+            return True
+        now = self.monotonic()
+        if now - state.last_check >= self.cancel_check_seconds:
+            state.last_check = now
+            try:
+                if not self.processing.still_running(state.claim):
+                    state.gone = True
+            except Exception:
+                log.warning("job %s: cancel check failed", state.claim.job.id, exc_info=True)
+        return state.gone
+
+    def _over_budget(self, state: _JobState) -> bool:
+        return self.monotonic() - state.started > self.policy.job_time_budget_seconds
+
+    def _heartbeat(self, state: _JobState) -> None:
+        """Renew the lease while the engine works; enforce the time budget."""
+        budget = self.policy.job_time_budget_seconds
+        while not state.done.wait(self.heartbeat_seconds):
+            if state.gone:
+                return
+            if self._over_budget(state):
+                if not state.timed_out:
+                    state.timed_out = True
+                    self._fail_for_time(state)
+                if self.monotonic() - state.started > budget + self.wedged_grace_seconds:
+                    log.critical(
+                        "job %s: the engine ignored its time budget for %.0f s more; "
+                        "stopping this worker process",
+                        state.claim.job.id,
+                        self.wedged_grace_seconds,
+                    )
+                    if self.on_wedged is not None:
+                        self.on_wedged()
+                        return
+                continue
+            with state.lock:
+                phase, percent = state.phase, state.percent
+                state.reported_phase, state.last_report = phase, self.monotonic()
+            self._report(state, phase, percent)
+
+    def _fail_for_time(self, state: _JobState) -> None:
+        with state.lock:
+            if state.failed_for_time:
+                return
+            state.failed_for_time = True
+        budget = self.policy.job_time_budget_seconds
+        try:
+            failed = self.processing.fail(
+                state.claim,
+                f"The job took longer than {budget} s, the most one job may take; nothing was "
+                "charged. Try a smaller image, fewer colors or a smaller size.",
+            )
+        except Exception:
+            log.exception("job %s: could not record the time-out", state.claim.job.id)
+            return
+        if failed is not None:
+            log.info("job %s: failed, over its %d s budget", state.claim.job.id, budget)
+
+    def _hand_back(self, claim: Claim) -> None:
+        """Put a job this runner was stopped in the middle of back in the queue.
+
+        The core has no operation for it yet; until it does, this does what `recover()`
+        does for one job, inside one unit of work and only if the job is still ours.
+        """
+        release = getattr(self.processing, "release", None)
+        if release is not None:
+            release(claim)
+            log.info("job %s: handed back to the queue", claim.job.id)
+            return
+        ports = self.processing.ports
+        with ports.uow() as uow:
+            job = uow.jobs.get(claim.job.id)
+            if job is None or job.status is not JobStatus.RUNNING:
+                return
+            if job.attempts != claim.attempt:
+                return
+            uow.jobs.save(lifecycle.requeue(job).job)
+            uow.commit()
+        log.info("job %s: handed back to the queue", claim.job.id)
+
+
+# -- a worker process --
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM this process when its parent dies (no orphaned workers)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def install_stop_signals(stop: threading.Event) -> None:
+    """SIGTERM and SIGINT set `stop` (the current job is handed back, see above)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        log.info("worker %d: signal %d, stopping", os.getpid(), signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def worker_main(settings: Any, supervised: bool = True) -> None:
+    """Body of one worker process: bootstrap, then run the loop until signalled.
+
+    `settings` is a `printjob_adapters.settings.Settings`. A supervised worker also
+    stops when its parent (the server) is gone.
+    """
+    from printjob_adapters.bootstrap import bootstrap
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
+    )
+    stop = threading.Event()
+    install_stop_signals(stop)
+    parent = os.getppid()
+    if supervised:
+        _die_with_parent()
+
+        def watch_parent() -> None:
+            while not stop.wait(1.0):
+                if os.getppid() != parent:
+                    log.warning("worker %d: the server is gone; stopping", os.getpid())
+                    stop.set()
+
+        threading.Thread(target=watch_parent, name="watch-parent", daemon=True).start()
+    container = bootstrap(settings)
+    if container.engine is None:
+        raise SystemExit("printjob worker: the tracing engine could not be loaded")
+    runner = JobRunner(
+        container.processing, container.engine, on_wedged=lambda: os._exit(EXIT_WEDGED)
+    )
+    try:
+        runner.run(stop)
+    finally:
+        container.close()
+
+
+__all__ = ["EXIT_WEDGED", "JobRunner", "install_stop_signals", "worker_main"]

@@ -1,0 +1,410 @@
+"""The `/v1` HTTP shell (contract section 4): routes, authentication, Problem answers.
+
+Wiring only: every rule lives in `printjob_core.services.ApiService`; this module turns
+requests into its calls and its values and `ProblemError`s into answers.
+
+Routing is strict and decided before Litestar sees a request (`PrintjobApp.__call__`),
+so the answers do not depend on Litestar's path normalisation:
+
+* a path that is not one of the six is 404 `not_found`; a trailing slash or an empty
+  segment makes a different path (no redirects);
+* a known path with any other method (HEAD and OPTIONS included) is 405
+  `method_not_allowed` with `Allow` listing the contract's methods only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
+from urllib.parse import quote, unquote
+
+import anyio.to_thread
+import msgspec
+from litestar import Litestar, Request, Response, get, post
+from litestar.exceptions import HTTPException
+from litestar.types import Scope, Send
+
+from printjob_core.errors import (
+    ImageTooLarge,
+    InternalError,
+    InvalidParameter,
+    MethodNotAllowed,
+    NotFound,
+    ProblemError,
+    RateLimited,
+    ServerBusy,
+    Unauthenticated,
+)
+from printjob_core.limits import submissions_bucket
+from printjob_core.model import Account, Job, JobStatus
+from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
+from printjob_core.services import ApiService, Ports, Submission
+from printjob_core.shapes import job_view, problem_for, to_json
+from printjob_http import multipart
+
+log = logging.getLogger("printjob.http")
+
+PROBLEM_JSON = "application/problem+json"
+JSON = "application/json"
+#: Polling hints of contract section 3.
+RETRY_AFTER = {JobStatus.QUEUED: 5, JobStatus.RUNNING: 3}
+#: Retry-After for a 429 whose error did not say (every 429 carries one, contract 4).
+DEFAULT_RETRY_AFTER = 5
+_SEGMENT = r"([^/]+)"
+
+#: The six operations: path pattern (on the raw, still percent-encoded path) -> methods.
+ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"/v1/jobs"), ("POST",)),
+    (re.compile(r"/v1/jobs/" + _SEGMENT), ("GET",)),
+    (re.compile(r"/v1/jobs/" + _SEGMENT + r"/cancel"), ("POST",)),
+    (re.compile(r"/v1/jobs/" + _SEGMENT + r"/result"), ("GET",)),
+    (re.compile(r"/v1/account"), ("GET",)),
+    (re.compile(r"/v1/openapi\.json"), ("GET",)),
+)
+
+
+class Settings(Protocol):
+    """The settings the shell reads (`printjob_adapters.settings.Settings` has them)."""
+
+    base_url: str | None
+    docs_url: str
+    service_name: str
+    trusted_proxies: tuple[str, ...]
+
+
+class Container(Protocol):
+    """What `printjob_adapters.bootstrap.bootstrap` returns, as far as the shell needs it."""
+
+    settings: Any
+    ports: Ports
+    api: ApiService
+
+
+T = TypeVar("T")
+
+
+def match_route(raw_path: str) -> tuple[tuple[str, ...], str] | None:
+    """The allowed methods of a path and its canonical (decoded) form; None when unknown."""
+    for pattern, methods in ROUTES:
+        match = pattern.fullmatch(raw_path)
+        if match is None:
+            continue
+        canonical = raw_path
+        if match.groups():
+            segment = unquote(match.group(1))
+            # A decoded "/" would change the route Litestar picks: keep it encoded.
+            shown = quote(segment, safe="") if "/" in segment else segment
+            canonical = raw_path[: match.start(1)] + shown + raw_path[match.end(1) :]
+        return methods, canonical
+    return None
+
+
+class PrintjobApp(Litestar):
+    """Litestar, behind a strict gate of the six paths and their methods."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not await self._refused(scope, send):
+            return
+        await super().__call__(scope, receive, send)
+
+    async def _refused(self, scope: dict[str, Any], send: Send) -> bool:
+        """Answer unknown paths (404) and other methods (405); True when the app goes on."""
+        raw: bytes = scope.get("raw_path") or scope["path"].encode()
+        raw_path = raw.decode("latin-1").split("?", 1)[0]
+        method: str = scope["method"]
+        route = match_route(raw_path)
+        error: ProblemError | None = None
+        headers: dict[str, str] = {}
+        if route is None:
+            error = NotFound(
+                f"There is no {raw_path[:200]!r}; the API's paths are /v1/jobs, "
+                "/v1/jobs/{job_id}, /v1/jobs/{job_id}/cancel, /v1/jobs/{job_id}/result, "
+                "/v1/account and /v1/openapi.json."
+            )
+        elif method not in route[0]:
+            allow = ", ".join(route[0])
+            error = MethodNotAllowed(f"{method[:20]} is not allowed here; use {allow}.")
+            headers["Allow"] = allow
+        if error is not None:
+            await send_problem(send, error, self.state["docs_url"], headers, method == "HEAD")
+            return False
+        assert route is not None
+        scope["path"] = route[1]
+        return True
+
+
+async def send_problem(
+    send: Send, error: ProblemError, docs_url: str, headers: dict[str, str], head: bool
+) -> None:
+    """A Problem answer written straight to ASGI (for requests Litestar never sees)."""
+    body = msgspec.json.encode(to_json(problem_for(error, docs_url)))
+    raw_headers = [
+        (b"content-type", PROBLEM_JSON.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    raw_headers += [(k.lower().encode(), v.encode("latin-1")) for k, v in headers.items()]
+    start: Any = {"type": "http.response.start", "status": error.status, "headers": raw_headers}
+    await send(start)
+    await send({"type": "http.response.body", "body": b"" if head else body, "more_body": False})
+
+
+def problem_response(
+    error: ProblemError, docs_url: str, headers: dict[str, str] | None = None, realm: str = ""
+) -> Response[bytes]:
+    """An `application/problem+json` answer with the headers its status calls for."""
+    out = dict(headers or {})
+    if isinstance(error, Unauthenticated):
+        challenge = f'Bearer realm="{realm}"'
+        if error.key_sent:
+            challenge += ', error="invalid_token"'
+        out["WWW-Authenticate"] = challenge
+    if error.status in (429, 503):
+        out["Retry-After"] = str(max(1, error.retry_after or DEFAULT_RETRY_AFTER))
+    body = msgspec.json.encode(to_json(problem_for(error, docs_url)))
+    return Response(content=body, status_code=error.status, media_type=PROBLEM_JSON, headers=out)
+
+
+def json_response(
+    value: object, status: int = 200, headers: dict[str, str] | None = None
+) -> Response[bytes]:
+    return Response(
+        content=msgspec.json.encode(value), status_code=status, media_type=JSON, headers=headers
+    )
+
+
+def client_address(scope: Scope, headers: Iterable[tuple[str, str]], trusted: list[Any]) -> str:
+    """The client's address: the peer, or from `X-Forwarded-For` when the peer is a proxy.
+
+    Walking `X-Forwarded-For` from the right, trusted proxies are skipped; the first
+    address that is not one is the client (design decision 7).
+    """
+    client = scope.get("client")
+    peer = client[0] if client else ""
+    if not trusted or not _is_trusted(peer, trusted):
+        return peer
+    hops: list[str] = []
+    for name, value in headers:
+        if name.lower() == "x-forwarded-for":
+            hops.extend(part.strip() for part in value.split(","))
+    address = peer
+    for hop in reversed([h for h in hops if h]):
+        address = hop
+        if not _is_trusted(hop, trusted):
+            break
+    return address
+
+
+def _is_trusted(address: str, trusted: list[Any]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in trusted)
+
+
+async def _in_thread(function: Callable[..., T], *args: Any) -> T:
+    return await anyio.to_thread.run_sync(function, *args)
+
+
+def create_app(container: Container) -> Litestar:
+    """The `/v1` API over a composed container (see `printjob_adapters.bootstrap`)."""
+    settings = container.settings
+    api: ApiService = container.api
+    policy = container.ports.policy
+    docs_url: str = settings.docs_url
+    realm: str = settings.service_name
+    configured_base: str | None = settings.base_url
+    trusted = [ipaddress.ip_network(n, strict=False) for n in settings.trusted_proxies]
+    max_body = policy.max_upload_bytes
+
+    def base_url(request: Request[Any, Any, Any]) -> str:
+        if configured_base:
+            return configured_base.rstrip("/")
+        return str(request.base_url).rstrip("/")
+
+    def job_answer(
+        request: Request[Any, Any, Any], job: Job, status: int = 200, **extra: str
+    ) -> Response[bytes]:
+        base = base_url(request)
+        headers = dict(extra)
+        if job.status in RETRY_AFTER:
+            headers["Retry-After"] = str(RETRY_AFTER[job.status])
+        view = job_view(job, f"{base}/v1/jobs/{job.id}/result")
+        return json_response(to_json(view), status, headers)
+
+    async def authenticate(request: Request[Any, Any, Any]) -> Account:
+        address = client_address(request.scope, request.headers.items(), trusted)
+        return await _in_thread(api.authenticate, request.headers.get("authorization"), address)
+
+    def refuse_submission(account: Account, error: ProblemError) -> ProblemError:
+        """A refusal decided here still counts as a submission, so 429 keeps its place.
+
+        The core counts submissions inside `submit`; a request refused before it gets
+        there is counted here, and a client over the limit gets 429 first (decision 6).
+        """
+        try:
+            api._count(  # private: the core should expose this (see the report)
+                submissions_bucket(account.id), policy.submissions_per_minute, "submissions"
+            )
+        except RateLimited as limited:
+            return limited
+        return error
+
+    async def read_body(request: Request[Any, Any, Any], account: Account) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise await _in_thread(
+                    refuse_submission,
+                    account,
+                    InvalidParameter("Content-Length is not a number.", param=IMAGE_FIELD),
+                )
+            if int(declared) > max_body:
+                raise await _in_thread(refuse_submission, account, too_large(int(declared)))
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body:
+                raise await _in_thread(refuse_submission, account, too_large())
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def too_large(size: int | None = None) -> ImageTooLarge:
+        what = f"{size:,} bytes" if size is not None else f"over {max_body:,} bytes"
+        return ImageTooLarge(
+            f"The request is {what}; at most {max_body:,} bytes (30 MB) are accepted. "
+            "Send a smaller image.",
+            param=IMAGE_FIELD,
+        )
+
+    def parse_and_submit(
+        account: Account, content_type: str | None, body: bytes, key: str | None
+    ) -> Submission:
+        try:
+            form = multipart.parse(body, multipart.boundary_of(content_type))
+        except ProblemError as error:
+            raise refuse_submission(account, error) from None
+        return api.submit(account, form.fields, form.image, key)
+
+    @post("/v1/jobs", status_code=202)
+    async def submit_job(request: Request[Any, Any, Any]) -> Response[bytes]:
+        account = await authenticate(request)
+        content_type = request.headers.get("content-type")
+        try:
+            multipart.boundary_of(content_type)
+        except ProblemError as error:
+            raise await _in_thread(refuse_submission, account, error) from None
+        body = await read_body(request, account)
+        key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+        submission = await _in_thread(parse_and_submit, account, content_type, body, key)
+        job = submission.job
+        extra = {"Location": f"{base_url(request)}/v1/jobs/{job.id}"}
+        if submission.replayed:
+            extra["Idempotent-Replayed"] = "true"
+        return job_answer(request, job, 202, **extra)
+
+    @get("/v1/jobs/{job_id:str}")
+    async def read_job(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
+        account = await authenticate(request)
+        job = await _in_thread(api.get_job, account, job_id)
+        return job_answer(request, job)
+
+    @post("/v1/jobs/{job_id:str}/cancel", status_code=200)
+    async def cancel_job(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
+        account = await authenticate(request)
+        job = await _in_thread(api.cancel, account, job_id)
+        return job_answer(request, job)
+
+    @get("/v1/jobs/{job_id:str}/result")
+    async def download(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
+        account = await authenticate(request)
+        job, data = await _in_thread(api.result, account, job_id)
+        fmt = job.options.format
+        return Response(
+            content=data,
+            status_code=200,
+            media_type=fmt.media_type,
+            headers={
+                "Content-Disposition": f'attachment; filename="{job.id}.{fmt.value}"',
+                "X-Content-Type-Options": "nosniff",
+            },
+        )
+
+    @get("/v1/account")
+    async def read_account(request: Request[Any, Any, Any]) -> Response[bytes]:
+        account = await authenticate(request)
+        view = await _in_thread(api.account, account)
+        return json_response(to_json(view))
+
+    openapi_cache: list[bytes] = []
+
+    @get("/v1/openapi.json")
+    async def openapi(request: Request[Any, Any, Any]) -> Response[bytes]:
+        if not openapi_cache:
+            from printjob_http.openapi import openapi_document
+
+            openapi_cache.append(msgspec.json.encode(openapi_document(settings)))
+        return Response(content=openapi_cache[0], media_type=JSON)
+
+    def on_problem(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+        assert isinstance(error, ProblemError)
+        if isinstance(error, InternalError):
+            log.error("internal error on %s %s: %s", request.method, request.url.path, error)
+        return problem_response(error, docs_url, realm=realm)
+
+    def on_http_exception(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+        """Litestar's own refusals (should the gate ever let one through), as Problems."""
+        assert isinstance(error, HTTPException)
+        status = error.status_code
+        problem: ProblemError
+        if status == 404:
+            problem = NotFound("Not found.")
+        elif status == 405:
+            problem = MethodNotAllowed("Method not allowed.")
+        elif status == 413:
+            problem = too_large()
+        elif status == 400:
+            problem = InvalidParameter(str(error.detail)[:200], param=IMAGE_FIELD)
+        elif status == 503:
+            problem = ServerBusy("The server is busy; retry shortly.", retry_after=5)
+        elif status == 429:
+            problem = RateLimited("Too many requests.", retry_after=DEFAULT_RETRY_AFTER)
+        else:
+            log.error("HTTP exception on %s %s: %r", request.method, request.url.path, error)
+            problem = InternalError("Something went wrong on our side; please retry.")
+        return problem_response(problem, docs_url, realm=realm)
+
+    def on_exception(request: Request[Any, Any, Any], error: Exception) -> Response[bytes]:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+        problem: ProblemError = InternalError(
+            "Something went wrong on our side; nothing was charged. Please retry."
+        )
+        return problem_response(problem, docs_url, realm=realm)
+
+    app = PrintjobApp(
+        route_handlers=[submit_job, read_job, cancel_job, download, read_account, openapi],
+        openapi_config=None,
+        exception_handlers={
+            ProblemError: on_problem,
+            HTTPException: on_http_exception,
+            Exception: on_exception,
+        },
+        request_max_body_size=max_body,
+        debug=False,
+    )
+    app.state["docs_url"] = docs_url
+    return app
+
+
+__all__ = [
+    "ROUTES",
+    "PrintjobApp",
+    "client_address",
+    "create_app",
+    "match_route",
+    "problem_response",
+]

@@ -1,0 +1,313 @@
+"""Running the service: `printjob serve` (API + supervised workers) and `printjob worker`.
+
+`serve` bootstraps storage, runs `JobProcessing.recover()` once (design decision 9),
+creates a demo account and key on the first start with an empty data directory, starts
+N worker processes under a supervisor thread (a worker that dies is started again; all
+are stopped on shutdown), then runs uvicorn (uvloop + httptools) in this process.
+
+Worker processes are separate OS processes started with `spawn` (no SQLite connection
+is ever shared across a fork). They ignore SIGINT (the terminal's Ctrl-C reaches the
+whole process group; the server then stops them itself) and stop on SIGTERM, handing
+their current job back to the queue. Linux's parent-death signal and a parent check
+stop them should the server be killed outright.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import multiprocessing
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+import zlib
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from printjob_adapters.settings import Settings
+
+log = logging.getLogger("printjob.server")
+
+DEMO_CREDITS = 20
+#: Seconds a stopping worker gets to hand its job back before it is killed.
+STOP_GRACE_SECONDS = 10.0
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
+
+
+def _configure_logging() -> None:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+
+
+def _supervised_worker(settings: Settings) -> None:
+    """Entry of a worker process started by the supervisor."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from printjob_adapters.runner import worker_main
+
+    worker_main(settings, supervised=True)
+
+
+class Supervisor:
+    """Keeps `count` worker processes alive until `stop()`."""
+
+    def __init__(self, settings: Settings, count: int, check_seconds: float = 0.5) -> None:
+        self.settings = settings
+        self.count = count
+        self.check_seconds = check_seconds
+        self._context = multiprocessing.get_context("spawn")
+        self._processes: list[BaseProcess | None] = [None] * count
+        self._failures = [0] * count
+        self._not_before = [0.0] * count
+        self._started = [0.0] * count
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.count <= 0:
+            log.info("no worker processes (--workers 0): jobs stay queued until a worker runs")
+            return
+        self._thread = threading.Thread(target=self._watch, name="supervisor", daemon=True)
+        self._thread.start()
+
+    @property
+    def pids(self) -> list[int]:
+        with self._lock:
+            return [p.pid for p in self._processes if p is not None and p.pid is not None]
+
+    def _spawn(self, index: int) -> None:
+        process = self._context.Process(
+            target=_supervised_worker,
+            args=(self.settings,),
+            name=f"printjob-worker-{index + 1}",
+            daemon=False,
+        )
+        process.start()
+        self._processes[index] = process
+        self._started[index] = time.monotonic()
+        log.info("worker %d started (pid %s)", index + 1, process.pid)
+
+    def _watch(self) -> None:
+        # Workers get SIGTERM when the thread that started them ends (Linux parent-death
+        # signal), so this thread must outlive every error.
+        while not self._stopping.is_set():
+            try:
+                self._check()
+            except Exception:
+                log.exception("worker supervisor: unexpected error; carrying on")
+            self._stopping.wait(self.check_seconds)
+
+    def _check(self) -> None:
+        with self._lock:
+            if self._stopping.is_set():
+                return
+            for index, process in enumerate(self._processes):
+                if process is not None and process.is_alive():
+                    continue
+                now = time.monotonic()
+                if process is not None:
+                    log.warning(
+                        "worker %d (pid %s) exited with %s",
+                        index + 1,
+                        process.pid,
+                        process.exitcode,
+                    )
+                    process.close()
+                    self._processes[index] = None
+                    if now - self._started[index] > 60:
+                        self._failures[index] = 0  # it had been running well
+                    self._failures[index] += 1
+                    # Back off when a worker keeps dying at once (up to 30 s).
+                    delay = min(30.0, 0.5 * 2 ** min(self._failures[index] - 1, 6))
+                    self._not_before[index] = now + delay
+                if now >= self._not_before[index]:
+                    self._spawn(index)
+
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """SIGTERM every worker, wait up to `grace` seconds, then kill what is left."""
+        self._stopping.set()
+        with self._lock:
+            processes = [p for p in self._processes if p is not None]
+            self._processes = [None] * self.count
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                os.kill(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            if process.is_alive():
+                log.warning("worker pid %s did not stop in %.0f s; killing it", process.pid, grace)
+                process.kill()
+                process.join(5)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+def _is_empty(directory: Path) -> bool:
+    return not directory.exists() or not any(directory.iterdir())
+
+
+def _sample_image(width: int = 320, height: int = 240) -> bytes:
+    """A small two-colour PNG (a red disc on white) for the demo command.
+
+    Written by hand so that the API process does not import Pillow just to start.
+    """
+    cx, cy, r2 = width * 0.4, height * 0.5, (min(width, height) * 0.35) ** 2
+    white, red = b"\xff\xff\xff", b"\xdc\x28\x28"
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)  # filter type: none
+        for x in range(width):
+            rows += red if (x - cx) ** 2 + (y - cy) ** 2 <= r2 else white
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(bytes(rows), 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+def create_demo(container: Any, base_url: str) -> str:
+    """A demo account with credits, a key, a sample image and a ready command (as text)."""
+    operator = container.operator
+    account = operator.create_account(DEMO_CREDITS)
+    _key, secret = operator.create_key(account.id)
+    sample = Path(container.settings.data_dir) / "demo" / "sample.png"
+    sample.parent.mkdir(mode=0o700, exist_ok=True)
+    sample.write_bytes(_sample_image())
+    return (
+        "\n"
+        "printjob: first start with an empty data directory "
+        f"({container.settings.data_dir}).\n"
+        f"A demo account was created with {DEMO_CREDITS} credits:\n"
+        f"  account id: {account.id}\n"
+        f"  API key:    {secret}\n"
+        "  (the key is shown only this once; create more with `printjob keys create`)\n"
+        "Convert the sample picture to an SVG:\n"
+        f"  curl -sS -X POST {base_url}/v1/jobs \\\n"
+        f'    -H "Authorization: Bearer {secret}" \\\n'
+        f"    -F image=@{sample} -F format=svg\n"
+        "Then poll the job's Location until its status is succeeded and download result.url:\n"
+        f'  curl -sS -H "Authorization: Bearer {secret}" {base_url}/v1/jobs/<job_id>\n'
+        f'  curl -sS -OJ -H "Authorization: Bearer {secret}" {base_url}/v1/jobs/<job_id>/result\n'
+    )
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, minus re-raising SIGTERM/SIGINT once it has stopped.
+
+        uvicorn re-raises the signal after a graceful stop, which would kill this process
+        before it stops its workers; the workers are stopped in `serve`'s `finally`.
+        """
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+    return Server
+
+
+def _warm_up(container: Any) -> None:
+    """Import the image probe in the background once serving, not on the first upload."""
+
+    def probe_once() -> None:
+        try:
+            container.probe.probe(_sample_image(16, 16))
+        except Exception:
+            log.warning("the image probe could not be loaded", exc_info=True)
+
+    threading.Thread(target=probe_once, name="warm-up", daemon=True).start()
+
+
+def _bootstrap_without_engine(bootstrap: Any, settings: Settings) -> Any:
+    """The API process never converts: skip importing the engine when bootstrap allows."""
+    parameters = inspect.signature(bootstrap).parameters
+    if "lazy" in parameters:
+        return bootstrap(settings, lazy=True)
+    if "load_engine" in parameters:
+        return bootstrap(settings, load_engine=False)
+    return bootstrap(settings)
+
+
+def serve(
+    settings: Settings,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int | None = None,
+) -> None:
+    """Run the API on host:port with `workers` supervised worker processes (0: API only)."""
+    import uvicorn
+
+    from printjob_adapters.bootstrap import bootstrap
+    from printjob_http.app import create_app
+
+    _configure_logging()
+    count = settings.workers if workers is None else workers
+    settings = attrs.evolve(settings, base_url=settings.base_url_for(host, port))
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "loop": "uvloop",
+        "http": "httptools",
+        "lifespan": "on",
+        "access_log": True,  # method, path and status: never a header
+        "proxy_headers": False,  # X-Forwarded-For is judged by the app (trusted proxies)
+        "server_header": False,
+        "timeout_graceful_shutdown": 10,
+        "log_config": None,
+    }
+    # Take the port first: a port in use stops here, before anything is created, and
+    # early clients wait in the listen queue instead of being refused.
+    sock = uvicorn.Config("printjob:app", **options).bind_socket()
+    try:
+        first_start = _is_empty(settings.data_dir)
+        container = _bootstrap_without_engine(bootstrap, settings)
+        recovered = container.processing.recover()
+        if recovered:
+            log.info("startup: %d job(s) of a previous run recovered", len(recovered))
+        if first_start:
+            print(create_demo(container, settings.base_url or ""), flush=True)
+        app = create_app(container)
+        app.on_startup.append(lambda: _warm_up(container))
+        supervisor = Supervisor(settings, count)
+        supervisor.start()
+        server = _server_class()(uvicorn.Config(app, **options))
+        log.info("printjob API on %s with %d worker process(es)", settings.base_url, count)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            supervisor.stop()
+            container.close()
+    finally:
+        sock.close()
+
+
+def run_worker(settings: Settings) -> None:
+    """`printjob worker`: a processing-only process running the job runner in the foreground.
+
+    SIGTERM or Ctrl-C stops it after handing its current job back to the queue. Should
+    the engine ignore a job's time budget for a further minute, the process exits with
+    status 3 so that its service manager starts a fresh one.
+    """
+    _configure_logging()
+    from printjob_adapters.runner import worker_main
+
+    worker_main(settings, supervised=False)
+
+
+__all__ = ["Supervisor", "create_demo", "run_worker", "serve"]
