@@ -309,7 +309,7 @@ class ApiService:
             else:
                 reason = f"the job is still {job.status.value}; poll it until it succeeds"
             raise ResultNotReady(f"No file to download: {reason}.")
-        if job.result_key is None or self.ports.clock.now() >= job.result.expires_at:
+        if job.result_key is None or self.ports.clock.now() > job.result.expires_at:
             raise ResultExpired(
                 f"The file was deleted {self.policy.result_ttl_seconds // 3600} hours after "
                 "the job ended; submit the image again to get a new one."
@@ -398,6 +398,8 @@ class JobProcessing:
         # The attempt in the key keeps a late, superseded worker from overwriting (and then
         # deleting) the file of the attempt that actually succeeded.
         result_key = f"results/{job_id}-{claim.attempt}.{options.format.value}"
+        if not self.still_running(claim):
+            return None
         self.ports.blobs.put(result_key, output.data)
         now = self.ports.clock.now()
         result = JobResult(
@@ -421,9 +423,16 @@ class JobProcessing:
                 finished = transition.job
         finally:
             if finished is None:
-                self.ports.blobs.delete(result_key)
+                self._discard_result(job_id, result_key)
         _drop_upload(self.ports.blobs, claim.job, finished)
         return finished
+
+    def _discard_result(self, job_id: str, result_key: str) -> None:
+        """Delete a file this call wrote, unless the stored job already points at it."""
+        with self.ports.reader() as uow:
+            job = uow.jobs.get(job_id)
+        if job is None or job.result_key != result_key:
+            self.ports.blobs.delete(result_key)
 
     def fail(
         self, claim: Claim, detail: str, code: JobErrorCode = JobErrorCode.PROCESSING_FAILED

@@ -95,7 +95,7 @@ def test_failure_cancel_and_interruption_release_the_hold(world: World):
     interrupted = world.submit(account, image=b"IMG PNG 100 100 i").job
     claim = world.claim()
     assert claim.job.id == interrupted.id
-    world.blobs.delete(f"uploads/{interrupted.id}")  # the upload is gone: cannot run again
+    world.blobs.delete(interrupted.image_key)  # the upload is gone: cannot run again
     world.clock.advance(61)
     world.runner.recover()
     assert world.job(failed.id).status is JobStatus.FAILED

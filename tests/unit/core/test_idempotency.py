@@ -60,7 +60,7 @@ def test_same_key_same_image_same_options_returns_first_job_without_second_hold(
     assert again.job == first.job
     assert len(world.store.state.jobs) == 1
     assert world.fresh(account).credits_held == 1
-    assert world.uploads() == {f"uploads/{first.job.id}"}
+    assert world.uploads() == {first.job.image_key}
 
 
 def test_replay_returns_the_job_as_it_is_now(world: World):
@@ -125,7 +125,7 @@ def test_same_key_with_other_image_or_options_is_refused(world: World, fields, i
     assert info.value.status == 422
     assert len(world.store.state.jobs) == 1
     assert world.fresh(account).credits_held == 1
-    assert world.uploads() == {f"uploads/{first.id}"}
+    assert world.uploads() == {first.image_key}
     # the key still points at the first job
     assert world.submit(account, [("format", "svg")], IMAGE, "k1").job.id == first.id
 

@@ -28,7 +28,7 @@ def test_accepted_submission_is_queued_holds_one_credit_and_counts_as_active(wor
     view = world.api.account(world.fresh(account))
     assert (view.credits_balance, view.credits_held, view.credits_available) == (5, 1, 4)
     assert view.active_jobs == 1
-    assert world.uploads() == {f"uploads/{job.id}"}
+    assert world.uploads() == {job.image_key}
 
 
 @pytest.mark.parametrize("running", [False, True], ids=["queued", "running"])
@@ -159,7 +159,7 @@ def test_disabling_account_cancels_its_unfinished_jobs_only(world: World):
     assert (fresh.credits_balance, fresh.credits_held) == (4, 0)
     assert world.job(other_job.id).status is JobStatus.QUEUED
     assert world.fresh(other).credits_held == 1
-    assert world.uploads() == {f"uploads/{other_job.id}"}
+    assert world.uploads() == {other_job.image_key}
     # the canceled running job's worker reports: told to stop, nothing changes
     assert world.runner.report(running, Phase.BUILDING, 50) is False
     assert world.runner.fail(running, "late") is None

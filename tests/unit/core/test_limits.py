@@ -38,7 +38,7 @@ def test_active_jobs_limit_names_the_number(world: World, active_max: int):
     assert str(active_max) in info.value.detail
     assert len(world.store.state.jobs) == active_max
     assert world.fresh(account).credits_held == active_max
-    assert world.uploads() == {f"uploads/{j}" for j in world.store.state.jobs}
+    assert world.uploads() == {j.image_key for j in world.store.state.jobs.values()}
 
 
 def test_a_finished_job_frees_an_active_slot(world: World):

@@ -36,7 +36,7 @@ def test_claim_starts_the_job_under_a_lease(world: World):
     assert claim.job.progress == 0
     assert claim.job.lease_expires_at == world.clock.now() + timedelta(seconds=60)
     assert world.job(job.id) == claim.job
-    assert world.runner.image(claim) == world.blobs.get(f"uploads/{job.id}")
+    assert world.runner.image(claim) == world.blobs.get(job.image_key)
     assert world.runner.still_running(claim)
 
 
@@ -154,7 +154,7 @@ def test_recover_requeues_until_three_attempts_then_fails_interrupted(world: Wor
         [changed] = world.runner.recover()
         if attempt < 3:
             assert changed.status is JobStatus.QUEUED
-            assert world.uploads() == {f"uploads/{job.id}"}
+            assert world.uploads() == {job.image_key}
             assert world.fresh(account).credits_held == 1
     assert changed.status is JobStatus.FAILED
     assert changed.error is not None and changed.error.code is JobErrorCode.INTERRUPTED
@@ -172,7 +172,7 @@ def test_recover_fails_a_job_whose_image_is_gone(world: World):
     account = world.account(credits=1)
     job = world.submit(account).job
     world.claim()
-    world.blobs.delete(f"uploads/{job.id}")
+    world.blobs.delete(job.image_key)
     world.clock.advance(61)
     [failed] = world.runner.recover()
     assert failed.status is JobStatus.FAILED
@@ -184,13 +184,13 @@ def test_recover_fails_a_job_whose_image_is_gone(world: World):
 def test_uploads_are_deleted_when_the_job_ends_in_any_way(world: World):
     account = world.account(credits=10, active_jobs_max=10)
     jobs = [world.submit(account, image=img(i)).job for i in range(4)]
-    assert world.uploads() == {f"uploads/{j.id}" for j in jobs}
+    assert world.uploads() == {j.image_key for j in jobs}
     world.runner.succeed(world.claim(), output())
     world.runner.fail(world.claim(), "x")
     world.api.cancel(world.fresh(account), jobs[2].id)
-    assert world.uploads() == {f"uploads/{jobs[3].id}"}
+    assert world.uploads() == {jobs[3].image_key}
     world.claim()
-    world.blobs.delete(f"uploads/{jobs[3].id}")
+    world.blobs.delete(jobs[3].image_key)
     world.clock.advance(61)
     world.runner.recover()
     assert world.uploads() == set()

@@ -38,7 +38,7 @@ def test_images_within_bounds_are_accepted(world: World, width: int, height: int
     account = world.account()
     job = world.submit(account, image=fake_image(width, height)).job
     assert job.status is JobStatus.QUEUED
-    assert world.blobs.get(f"uploads/{job.id}") == fake_image(width, height)
+    assert world.blobs.get(job.image_key) == fake_image(width, height)
 
 
 @pytest.mark.parametrize(
