@@ -77,7 +77,7 @@ def encode_png(pixels: np.ndarray, dpi: int) -> bytes:
             _SIGNATURE,
             _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, _RGBA, 0, 0, 0)),
             _chunk(b"pHYs", struct.pack(">IIB", pixels_per_metre, pixels_per_metre, 1)),
-            _chunk(b"IDAT", zlib.compress(filtered, COMPRESS_LEVEL)),
+            _chunk(b"IDAT", zlib.compress(filtered.data, COMPRESS_LEVEL)),
             _chunk(b"IEND", b""),
         ]
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from printjob_adapters.engine import TracingEngine, convert, pipeline, trace_file
 from printjob_adapters.engine.progress import Checkpoint
@@ -312,3 +312,84 @@ def test_trace_command_unreadable_image_exits_1(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "out.svg").exists()
+
+
+# -- with the real segmentation and tracer ---------------------------------------------------
+
+
+def logo_bytes() -> bytes:
+    """A 200 x 150 logo on white: a red disc on the left, a blue square on the right."""
+    image = Image.new("RGB", (200, 150), "white")
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((20, 35, 100, 115), fill=RED)
+    draw.rectangle((120, 35, 180, 115), fill=BLUE)
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def rendered(output_data: bytes, fmt: OutputFormat, tmp_path: Path) -> np.ndarray:
+    from printjob_adapters.engine.canvas import fit
+    from tests.unit.writers.test_writers import render
+
+    image_size = _canvas_size(output_data, fmt)
+    return render(output_data, fmt, fit(*image_size, *image_size, 300), tmp_path)
+
+
+def _canvas_size(data: bytes, fmt: OutputFormat) -> tuple[int, int]:
+    if fmt is OutputFormat.PNG:
+        return Image.open(io.BytesIO(data)).size
+    return 200, 150
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+def test_a_logo_converts_end_to_end(fmt: OutputFormat, tmp_path: Path) -> None:
+    output = convert(logo_bytes(), JobOptions(format=fmt))
+    pixels = rendered(output.data, fmt, tmp_path)
+
+    assert output.colors == 3 and output.background_removed is False
+    if fmt is OutputFormat.PNG:
+        # 200 x 150 fitted to the 4500 x 5400 canvas: scale 22.5, a 1012.5 px margin above.
+        assert (output.width, output.height) == (4500, 5400)
+        scale, top = 22.5, 1012.5
+    else:
+        assert (output.width, output.height) == (200, 150)
+        scale, top = 1.0, 0.0
+
+    def at(x: float, y: float) -> np.ndarray:
+        return pixels[round(top + y * scale), round(x * scale)].astype(int)
+
+    assert np.abs(at(60, 75) - RED).max() <= 8
+    assert np.abs(at(150, 75) - BLUE).max() <= 8
+    assert np.abs(at(5, 5) - 255).max() <= 8
+
+
+def test_background_removal_end_to_end() -> None:
+    output = convert(
+        logo_bytes(),
+        JobOptions(format=OutputFormat.PNG, size=Size(400, 300), background=Background.REMOVE),
+    )
+    image = np.asarray(Image.open(io.BytesIO(output.data)))
+
+    assert output.background_removed is True and output.colors == 2
+    assert image[10, 10, 3] == 0  # the white ground is gone
+    assert tuple(image[150, 120]) == (*RED, 255)
+    assert tuple(image[150, 300]) == (*BLUE, 255)
+
+
+def test_real_stages_report_monotonic_progress_and_honour_cancel() -> None:
+    seen: list[tuple[Phase, int]] = []
+    convert(logo_bytes(), JobOptions(format=OutputFormat.SVG), lambda p, n: seen.append((p, n)))
+    percents = [n for _, n in seen]
+    assert percents == sorted(percents) and percents[-1] == 100
+    assert {p for p, _ in seen} == {Phase.ANALYSING, Phase.BUILDING, Phase.FINISHING}
+
+    asked = 0
+
+    def cancelled() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 4
+
+    with pytest.raises(ConversionCancelled):
+        convert(logo_bytes(), JobOptions(format=OutputFormat.SVG), None, cancelled)
