@@ -38,9 +38,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from printjob_core import lifecycle
 from printjob_core.errors import ConversionCancelled, ConversionFailed
-from printjob_core.model import JobStatus, Phase
+from printjob_core.model import Phase
 from printjob_core.ports import Engine
 from printjob_core.services import Claim, JobProcessing
 
@@ -288,26 +287,9 @@ class JobRunner:
             log.info("job %s: failed, over its %d s budget", state.claim.job.id, budget)
 
     def _hand_back(self, claim: Claim) -> None:
-        """Put a job this runner was stopped in the middle of back in the queue.
-
-        The core has no operation for it yet; until it does, this does what `recover()`
-        does for one job, inside one unit of work and only if the job is still ours.
-        """
-        release = getattr(self.processing, "release", None)
-        if release is not None:
-            release(claim)
+        """Put a job this runner was stopped in the middle of back in the queue."""
+        if self.processing.release(claim) is not None:
             log.info("job %s: handed back to the queue", claim.job.id)
-            return
-        ports = self.processing.ports
-        with ports.uow() as uow:
-            job = uow.jobs.get(claim.job.id)
-            if job is None or job.status is not JobStatus.RUNNING:
-                return
-            if job.attempts != claim.attempt:
-                return
-            uow.jobs.save(lifecycle.requeue(job).job)
-            uow.commit()
-        log.info("job %s: handed back to the queue", claim.job.id)
 
 
 # -- a worker process --

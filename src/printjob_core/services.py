@@ -70,6 +70,8 @@ from printjob_core.shapes import AccountView, account_view
 
 JOB_ID = re.compile(r"job_[0-9a-f]{32}")
 ACTIVE_JOBS_CHOICES = (3, 5, 10)
+#: A queued job is polled every 5 s (contract section 3), so that is when a slot may free up.
+ACTIVE_JOBS_RETRY_AFTER = 5
 
 
 @attrs.frozen
@@ -179,6 +181,17 @@ class ApiService:
                 retry_after=decision.retry_after,
             )
 
+    def count_submission(self, account: Account) -> None:
+        """Count a submission against the per-minute limit; raise `RateLimited` when over.
+
+        `submit` does this itself; the shell calls it for a request it refuses before
+        `submit` can run (an oversized body, say), so a client over the limit still gets
+        429 first (design decision 6).
+        """
+        self._count(
+            submissions_bucket(account.id), self.policy.submissions_per_minute, "submissions"
+        )
+
     def _count_read(self, account: Account) -> None:
         self._count(reads_bucket(account.id), self.policy.reads_per_minute, "requests")
 
@@ -192,9 +205,7 @@ class ApiService:
         idempotency_key: str | None = None,
     ) -> Submission:
         """Accept an image for conversion, in the order of checks of design decision 6."""
-        self._count(
-            submissions_bucket(account.id), self.policy.submissions_per_minute, "submissions"
-        )
+        self.count_submission(account)
         options = parse_options(check_fields(fields))
         key = parse_idempotency_key(idempotency_key)
         if image is None:
@@ -238,7 +249,8 @@ class ApiService:
                 if active >= current.active_jobs_max:
                     raise TooManyActiveJobs(
                         f"This account already has {active} unfinished jobs, the most it may "
-                        f"have at once ({current.active_jobs_max}). Wait for one to finish."
+                        f"have at once ({current.active_jobs_max}). Wait for one to finish.",
+                        retry_after=ACTIVE_JOBS_RETRY_AFTER,
                     )
                 if uow.jobs.count_queued() >= self.policy.max_queue_depth:
                     raise ServerBusy(
@@ -446,6 +458,22 @@ class JobProcessing:
             _apply(uow, transition)
             uow.commit()
         _drop_upload(self.ports.blobs, claim.job, transition.job)
+        return transition.job
+
+    def release(self, claim: Claim) -> Job | None:
+        """Hand a job this worker is stopping in the middle of back to the queue.
+
+        Used on an orderly shutdown: the job is queued again at once (its hold stays, the
+        attempt still counts) instead of waiting for its lease to run out. None when the
+        job is no longer this worker's.
+        """
+        with self.ports.uow() as uow:
+            job = uow.jobs.get(claim.job.id)
+            if job is None or not _still_ours(job, claim):
+                return None
+            transition = lifecycle.requeue(job)
+            _apply(uow, transition)
+            uow.commit()
         return transition.job
 
     def recover(self) -> list[Job]:

@@ -38,7 +38,6 @@ from printjob_core.errors import (
     ServerBusy,
     Unauthenticated,
 )
-from printjob_core.limits import submissions_bucket
 from printjob_core.model import Account, Job, JobStatus
 from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
 from printjob_core.services import ApiService, Ports, Submission
@@ -246,9 +245,7 @@ def create_app(container: Container) -> Litestar:
         there is counted here, and a client over the limit gets 429 first (decision 6).
         """
         try:
-            api._count(  # private: the core should expose this (see the report)
-                submissions_bucket(account.id), policy.submissions_per_minute, "submissions"
-            )
+            api.count_submission(account)
         except RateLimited as limited:
             return limited
         return error

@@ -14,7 +14,6 @@ stop them should the server be killed outright.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import multiprocessing
 import os
@@ -222,8 +221,9 @@ def _server_class() -> Any:
     return Server
 
 
-def _warm_up(container: Any) -> None:
-    """Import the image probe in the background once serving, not on the first upload."""
+def _warm_up(container: Any, delay: float = 1.0) -> None:
+    """Load the image probe (Pillow) in the background shortly after serving starts, so the
+    first upload does not pay for the import and the first answers are not slowed by it."""
 
     def probe_once() -> None:
         try:
@@ -231,17 +231,14 @@ def _warm_up(container: Any) -> None:
         except Exception:
             log.warning("the image probe could not be loaded", exc_info=True)
 
-    threading.Thread(target=probe_once, name="warm-up", daemon=True).start()
+    timer = threading.Timer(delay, probe_once)
+    timer.name, timer.daemon = "warm-up", True
+    timer.start()
 
 
 def _bootstrap_without_engine(bootstrap: Any, settings: Settings) -> Any:
     """The API process never converts: skip importing the engine when bootstrap allows."""
-    parameters = inspect.signature(bootstrap).parameters
-    if "lazy" in parameters:
-        return bootstrap(settings, lazy=True)
-    if "load_engine" in parameters:
-        return bootstrap(settings, load_engine=False)
-    return bootstrap(settings)
+    return bootstrap(settings, lazy=True)
 
 
 def serve(

@@ -6,7 +6,7 @@ Servers (each on its own data directory and port, started once per session):
   wrong-key limit use their own `X-Forwarded-For` network and leave others alone;
 * `idle_server`: `--workers 0`, so jobs stay queued (active-job limit, queued answers);
 * `busy_server`: `--workers 0` and a queue depth of 1 (503 server_busy);
-* `expiring_server`: results kept 2 s (410 result_expired);
+* `expiring_server`: results kept 5 s (410 result_expired);
 * `fuzz_server`: high per-minute limits, for schemathesis.
 
 The kill-and-restart test starts its own.
@@ -50,7 +50,7 @@ def busy_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 
 @pytest.fixture(scope="session")
 def expiring_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from _server(tmp_path_factory, "expiring", 1, PRINTJOB_RESULT_TTL_SECONDS="2")
+    yield from _server(tmp_path_factory, "expiring", 1, PRINTJOB_RESULT_TTL_SECONDS="5")
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.contract.support import Client, ServerProcess, assert_problem, cli
+from tests.contract.support import Client, ServerProcess, assert_problem, cli, fresh_window
 
 WRONG_KEY = "pjk1_" + "x" * 38
 
@@ -73,6 +73,7 @@ def test_wrong_keys_from_one_network_are_limited(server: ServerProcess, client: 
     """Contract 5.5: after 30 wrong keys in a minute, the network gets 429; valid keys work."""
     network = {"X-Forwarded-For": "198.51.100.23"}
     bad = {"Authorization": f"Bearer {WRONG_KEY}", **network}
+    fresh_window()
     statuses = [server.http.get("/v1/account", headers=bad).status_code for _ in range(30)]
     assert statuses == [401] * 30
     response = server.http.get("/v1/account", headers=bad)
@@ -88,6 +89,7 @@ def test_wrong_keys_from_one_network_are_limited(server: ServerProcess, client: 
 
 def test_forwarded_for_is_ignored_from_untrusted_peers(idle_server: ServerProcess) -> None:
     """Design 7: X-Forwarded-For counts only from a trusted proxy; else the peer is limited."""
+    fresh_window()
     for index in range(30):
         response = idle_server.http.get(
             "/v1/account",

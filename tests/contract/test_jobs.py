@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.contract.support import Client, ServerProcess, assert_problem
+from tests.contract.support import Client, ServerProcess, assert_problem, fresh_window
 
 
 def test_queued_job_reads_with_retry_after_5(idle_client: Client) -> None:
@@ -95,6 +95,7 @@ def test_reads_per_minute_are_limited(idle_server: ServerProcess) -> None:
     """Contract 8: over 120 other calls a minute per account -> 429 rate_limited."""
     with idle_server.account() as client:
         job_id = client.submit().json()["id"]
+        fresh_window()
         paths = ["/v1/account", f"/v1/jobs/{job_id}", f"/v1/jobs/{job_id}/result"]
         statuses = [client.get(paths[i % 3]).status_code for i in range(120)]
         assert 429 not in statuses

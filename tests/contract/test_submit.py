@@ -11,6 +11,7 @@ from tests.contract.support import (
     Client,
     ServerProcess,
     assert_problem,
+    fresh_window,
     iter_chunks,
     png,
     raw_request,
@@ -263,6 +264,7 @@ def test_other_image_formats_are_accepted(idle_server: ServerProcess) -> None:
 def test_submissions_per_minute_are_limited(server: ServerProcess) -> None:
     """Contract 4.1 rule 6 and 8: over 10 submissions a minute -> 429 rate_limited."""
     with server.account(credits=10) as client:
+        fresh_window()
         statuses = [client.post("/v1/jobs", data={"format": "svg"}).status_code for _ in range(10)]
         assert statuses == [400] * 10
         response = client.submit()

@@ -47,6 +47,7 @@ BOMB_PIXELS = Image.MAX_IMAGE_PIXELS or 89_478_485
 _NOT_AN_IMAGE = "The file is not an openable PNG, JPEG, GIF, BMP or WebP image"
 #: EXIF orientations that swap width and height (rotated a quarter turn).
 _QUARTER_TURNS = frozenset({5, 6, 7, 8})
+_EXIF_IN_HEADER = frozenset({"JPEG", "MPO", "WEBP"})
 
 
 class PillowImageProbe:
@@ -55,7 +56,9 @@ class PillowImageProbe:
     def probe(self, data: bytes) -> ImageInfo:
         image = _open(data)
         width, height = image.size
-        if _orientation(image) in _QUARTER_TURNS:
+        # Only JPEG and WebP carry EXIF in their header; asking a PNG for it would make
+        # Pillow read the whole file. The size rules do not depend on the turn anyway.
+        if image.format in _EXIF_IN_HEADER and _orientation(image) in _QUARTER_TURNS:
             width, height = height, width
         return ImageInfo(format=_format(image), width=width, height=height)
 

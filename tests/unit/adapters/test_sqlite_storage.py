@@ -679,7 +679,6 @@ def _open_files(path: Path) -> int:
     return count
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 def test_ended_threads_do_not_leak_connections(storage: SqliteStorage) -> None:
     add_account(storage)
     before = _open_files(storage.path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -56,7 +55,6 @@ def test_file_is_plain_ascii_without_dates() -> None:
     assert b"CreationDate" not in eps
 
 
-@pytest.mark.skipif(shutil.which("gs") is None, reason="ghostscript is needed")
 def test_ghostscript_reads_the_bounding_box(tmp_path: Path) -> None:
     path = tmp_path / "out.eps"
     path.write_bytes(write_eps(two_squares(), fit(100, 50, 3000, 1500, 300)))

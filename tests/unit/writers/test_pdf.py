@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import time
 import zlib
 from pathlib import Path
-
-import pytest
 
 from printjob_adapters.engine.canvas import fit
 from printjob_adapters.writers.pdf import write_pdf
@@ -49,7 +46,6 @@ def test_no_timestamp_so_bytes_do_not_change_over_time() -> None:
     assert write_pdf(art, fit(100, 50, 100, 50, 300)) == first
 
 
-@pytest.mark.skipif(shutil.which("pdfinfo") is None, reason="poppler's pdfinfo is needed")
 def test_poppler_reads_the_page_size(tmp_path: Path) -> None:
     path = tmp_path / "out.pdf"
     path.write_bytes(write_pdf(two_squares(), fit(100, 50, 3000, 1500, 300)))

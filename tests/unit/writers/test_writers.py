@@ -8,7 +8,6 @@ with holes, stacked layers) so these tests do not depend on the tracer.
 from __future__ import annotations
 
 import io
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -127,17 +126,12 @@ def near(pixel: np.ndarray, color: tuple[int, int, int], tolerance: int = 8) -> 
     return bool(np.all(np.abs(pixel.astype(int) - color) <= tolerance))
 
 
-requires_tools = pytest.mark.skipif(
-    shutil.which("gs") is None or shutil.which("pdftoppm") is None,
-    reason="ghostscript and poppler are needed to render PDF and EPS",
-)
 FORMATS = list(OutputFormat)
 
 
 # -- the tests -------------------------------------------------------------------------------
 
 
-@requires_tools
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_squares_land_left_and_right(fmt: OutputFormat, tmp_path: Path) -> None:
     placement = fit(100, 50, 200, 100, dpi=72)
@@ -150,7 +144,6 @@ def test_squares_land_left_and_right(fmt: OutputFormat, tmp_path: Path) -> None:
         assert near(pixels[y, x], WHITE), (y, x, pixels[y, x])
 
 
-@requires_tools
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_curves_and_even_odd_holes(fmt: OutputFormat, tmp_path: Path) -> None:
     placement = fit(100, 50, 400, 200, dpi=72)
@@ -165,7 +158,6 @@ def test_curves_and_even_odd_holes(fmt: OutputFormat, tmp_path: Path) -> None:
     assert near(pixels[190, 390], WHITE)
 
 
-@requires_tools
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_design_is_fitted_and_centred(fmt: OutputFormat, tmp_path: Path) -> None:
     # A 100 x 50 design on a 200 x 200 canvas: scale 2, a 50 px margin above and below.
@@ -179,7 +171,6 @@ def test_design_is_fitted_and_centred(fmt: OutputFormat, tmp_path: Path) -> None
     assert near(pixels[80, 50], RED)  # design y = 15
 
 
-@requires_tools
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_stacked_layers_paint_in_order(fmt: OutputFormat, tmp_path: Path) -> None:
     placement = fit(100, 50, 300, 150, dpi=72)
