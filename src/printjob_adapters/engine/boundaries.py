@@ -98,9 +98,11 @@ def label_faces(padded: np.ndarray) -> tuple[np.ndarray, int]:
 def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     """Step 1: faces, boundary cracks, junctions and the edges between junctions.
 
-    Crack extraction and orientation are whole-array comparisons; the cracks are ordered
-    into edges by one depth-first walk over the successor links (each crack has at most
-    one successor), which SciPy runs in C. O(pixels + cracks).
+    Crack extraction and orientation are whole-array comparisons. Every crack whose head
+    is not a junction has exactly one successor; list ranking by pointer doubling over
+    those links gives each crack its edge's first crack and its place along the edge,
+    and one sort lays the edges out contiguously. Loops (no junction) are cut open at
+    their smallest crack. O(pixels + cracks × log(longest edge)).
     """
     h, w = labels.shape
     padded = np.full((h + 2, w + 2), OUTSIDE, dtype=np.int32)

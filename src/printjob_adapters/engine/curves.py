@@ -1,27 +1,34 @@
-"""Step 3 of tracing: one boundary edge's data points to cubic Bézier segments.
+"""Step 3 of tracing: boundary edges' data points to lines and cubic Béziers.
 
 An edge arrives as its data points (one per crack, already placed with sub-pixel
-accuracy) plus, for an open edge, its two fixed junction points. Fitting runs in three
+accuracy) plus, for an open edge, its two fixed junction points. Fitting runs in four
 parts:
 
-1. Corners: the turning angle between the chords reaching `CORNER_SPAN` points back and
-   forth from every gap between two data points, kept where it is a local maximum above
-   `CORNER_ANGLE`. Tiny shapes (a dot, a one-pixel line end) take every crack turn as a
-   corner instead, so they stay the shapes they are.
-2. Corner points: each corner sits where the straight lines fitted to the points on its
-   two sides meet, so a corner is sharp and lands where the two sides say it is, not on
-   the pixel grid.
-3. Curves: each run between corners (or junctions) is fitted with the least-squares
-   cubic for fixed end tangents, refined by Newton reparametrisation and split at the
-   worst point until within `tolerance`; a run that is straight within the tolerance is
-   one line.
+1. Corners (`_find_corners`): the turning angle between the chords reaching
+   `CORNER_SPAN` points back and forth from every gap between two data points, kept
+   where it is a local maximum above `CORNER_ANGLE`. Tiny edges (a dot, a one-pixel line
+   end, a short step between junctions) are their crack polygon instead (`tiny_edge`),
+   so they stay the shapes they are.
+2. Corner points (`_corner_breaks`): each corner sits where the straight lines fitted to
+   the points on its two sides meet, so a corner is sharp and lands where the two sides
+   say it is, not on the pixel grid. Corners and junctions cut the edge into runs.
+3. Smoothing (`_smooth`): a light binomial filter over each run's inner points takes
+   the stair steps out of hard-edged (not anti-aliased) boundaries.
+4. Curves (`fit_runs`): each run greedily covered by as few pieces as fit within the
+   tolerance, each piece a straight line when one fits, else the least-squares cubic
+   for fixed end points and tangents refined by Newton reparametrisation. Tangents are
+   shared at the joins, so runs are smooth (G1) between corners.
 
-Cost is O(points × log(points)) per edge, with all per-point work in NumPy.
+Cost: O(points) per edge for parts 1-3; part 4 tries O(log(run length)) candidates per
+piece, and every try is whole-array work over all unfinished runs at once, on at most
+`FIT_POINTS` points per run.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -50,9 +57,13 @@ NEWTON_STEPS = 2
 SPLIT_TANGENT_REACH = 3
 #: Root-mean-square error allowed, as a share of the tolerance on the largest error:
 #: noise may touch the tolerance, a systematic offset may not.
-RMS_SHARE = 0.35
+RMS_SHARE = 0.25
 #: Most points a single fit attempt looks at.
-FIT_POINTS = 48
+FIT_POINTS = 24
+#: Points next to a junction checked for lying behind it.
+JUNCTION_LOOKAHEAD = 3
+#: Points along the run giving the tangent at a junction.
+END_TANGENT_REACH = 3
 #: First reach (points) tried for a segment.
 MIN_REACH = 8
 
@@ -101,6 +112,8 @@ class Run:
     data: np.ndarray
     t1: np.ndarray
     t2: np.ndarray
+    #: Multiplier of the fitting tolerance for this run.
+    slack: float = 1.0
 
 
 def fit_edge(
@@ -117,6 +130,41 @@ def fit_edge(
     return assemble(first, fit_runs(runs, tolerance))
 
 
+def tiny_edge(
+    points: np.ndarray,
+    dirs: np.ndarray,
+    closed: bool,
+    start: np.ndarray | None,
+    end: np.ndarray | None,
+) -> FittedEdge | None:
+    """Steps 1-3 at once for a tiny edge (`TINY_LOOP` / `TINY_OPEN` cracks or fewer):
+    its crack polygon, every turn a corner where the axis-parallel lines through the
+    two neighbouring data points cross. None when the edge is not tiny. O(m), plain
+    floats (most edges of busy images are tiny)."""
+    m = len(points)
+    if m > (TINY_LOOP if closed else TINY_OPEN):
+        return None
+    pts = points.tolist()
+    dd = dirs.tolist()
+    corners: list[tuple[float, float]] = []
+    for g in range(0 if closed else 1, m):
+        a, b = dd[g - 1], dd[g]
+        if a == b:
+            continue
+        p, q = pts[g - 1], pts[g]
+        # The crack before runs along x (even code) or y (odd code).
+        corners.append((q[0], p[1]) if a % 2 == 0 else (p[0], q[1]))
+    if closed:
+        if len(corners) < 3:
+            return None
+        first, rest = corners[0], [*corners[1:], corners[0]]
+    else:
+        assert start is not None and end is not None
+        first, rest = (float(start[0]), float(start[1])), [*corners, (float(end[0]), float(end[1]))]
+    segs = np.repeat(np.array(rest, dtype=np.float64)[:, None, :], 3, axis=1)
+    return assemble(np.array(first), [(segs, np.ones(len(rest), dtype=bool))])
+
+
 def edge_runs(
     points: np.ndarray,
     dirs: np.ndarray,
@@ -124,12 +172,19 @@ def edge_runs(
     closed: bool,
     start: np.ndarray | None,
     end: np.ndarray | None,
+    slack: float = 1.0,
 ) -> tuple[np.ndarray, list[Run]]:
     """Steps 1-2 for one edge: its start point and its runs between fixed points.
 
     `points` (m, 2) are the data points, `dirs` (m,) their crack directions,
     `corners_xy` (m, 2) the crack corner before each point (the fallback corner
-    position); `start` and `end` are the junction points of an open edge."""
+    position); `start` and `end` are the junction points of an open edge; `slack`
+    scales the fitting tolerance of its runs."""
+    if not closed:
+        assert start is not None and end is not None
+        keep = _ahead(points, start) & _ahead(points[::-1], end)[::-1]
+        if not keep.all() and keep.any():
+            points, dirs, corners_xy = points[keep], dirs[keep], corners_xy[keep]
     m = len(points)
     tiny = m <= (TINY_LOOP if closed else TINY_OPEN)
     gaps = _tiny_corners(dirs, closed) if tiny else _find_corners(points, closed, start, end)
@@ -154,8 +209,20 @@ def edge_runs(
         data = _smooth(np.concatenate([a.point[None], points[a.gap : b.gap], b.point[None]]))
         t1 = a.tan_out if a.tan_out is not None else _end_tangent(data)
         t2 = b.tan_in if b.tan_in is not None else _end_tangent(data[::-1])
-        runs.append(Run(data, t1, t2))
+        runs.append(Run(data, t1, t2, slack))
     return breaks[0].point, runs
+
+
+def _ahead(points: np.ndarray, junction: np.ndarray) -> np.ndarray:
+    """False for the first few points if they lie behind the junction (it moved along
+    the edge past them), which would make the outline double back there."""
+    ok = np.ones(len(points), dtype=bool)
+    if len(points) < 2:
+        return ok
+    head = points[:JUNCTION_LOOKAHEAD] - junction
+    way = points[min(JUNCTION_LOOKAHEAD, len(points) - 1)] - junction
+    ok[: len(head)] = head @ way > 0
+    return ok
 
 
 def assemble(start: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]]) -> FittedEdge:
@@ -282,17 +349,21 @@ def _corner_breaks(
 
 
 def _line(points: np.ndarray, dirs: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Centroid and direction of the least-squares line through points[idx]."""
-    pts = points[idx]
-    centre = pts.mean(axis=0)
-    if len(pts) < 2:
+    """Centroid and direction of the least-squares line through points[idx] (a handful
+    of points: plain float arithmetic is cheaper than array calls here)."""
+    pts = points[idx].tolist()
+    count = len(pts)
+    mx = sum(p[0] for p in pts) / count
+    my = sum(p[1] for p in pts) / count
+    if count < 2:
         d = int(dirs[idx[0]])
-        return centre, np.array([(1, 0), (0, 1), (-1, 0), (0, -1)][d], dtype=np.float64)
-    dev = pts - centre
-    cov = dev.T @ dev
+        return np.array([mx, my]), np.array([(1, 0), (0, 1), (-1, 0), (0, -1)][d], dtype=float)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    syy = sum((p[1] - my) ** 2 for p in pts)
+    sxy = sum((p[0] - mx) * (p[1] - my) for p in pts)
     # Principal axis of a 2x2 symmetric matrix in closed form.
-    theta = 0.5 * np.arctan2(2 * cov[0, 1], cov[0, 0] - cov[1, 1])
-    return centre, np.array([np.cos(theta), np.sin(theta)])
+    theta = 0.5 * math.atan2(2 * sxy, sxx - syy)
+    return np.array([mx, my]), np.array([math.cos(theta), math.sin(theta)])
 
 
 def _intersect(ca: np.ndarray, ua: np.ndarray, cb: np.ndarray, ub: np.ndarray) -> np.ndarray | None:
@@ -318,100 +389,249 @@ def _smooth_break(points: np.ndarray, g: int) -> _Break:
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
-    n = float(np.hypot(v[0], v[1]))
-    return v / n if n > 1e-12 else np.array([1.0, 0.0])
+    x, y = float(v[0]), float(v[1])
+    n = math.hypot(x, y)
+    return np.array([x / n, y / n]) if n > 1e-12 else np.array([1.0, 0.0])
 
 
 def _end_tangent(data: np.ndarray) -> np.ndarray:
-    """Tangent leaving data[0], from the mean direction to the next few points."""
-    j = min(4, len(data) - 1)
-    return _unit(data[1 : j + 1].mean(axis=0) - data[0])
+    """Tangent leaving data[0], along the chord to a point a few steps on."""
+    return _unit(data[min(END_TANGENT_REACH, len(data) - 1)] - data[0])
 
 
-FIT_RUNS_PLACEHOLDER
+def fit_runs(
+    runs: list[Run], tol: float, progress: Callable[[float], None] | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Step 3 for many runs at once: each run to as few segments as fit within `tol`.
+
+    Greedy from each run's start: a segment reaches as far as one line or cubic still
+    fits (found by doubling the reach, then bisecting between the last success and the
+    first failure), and the next one leaves with the data's own tangent there. Greedy
+    reach is optimal for covering a run with fewest pieces, given that a shorter piece
+    fits whenever a longer one does (near enough for fitting). Every round tries one
+    candidate for all unfinished runs together (`_try`, whole-array work), and only the
+    search bookkeeping is per run. O(segments × log(run length)) attempts, each on at
+    most `FIT_POINTS` points."""
+    count = len(runs)
+    if count == 0:
+        return []
+    n = np.array([len(r.data) for r in runs], dtype=np.int64)
+    off = np.concatenate([[0], np.cumsum(n)[:-1]])
+    pts = np.concatenate([r.data for r in runs])
+    t_end = np.array([r.t2 for r in runs], dtype=np.float64)
+    t_in = np.array([r.t1 for r in runs], dtype=np.float64)
+    tols = tol * np.array([r.slack for r in runs], dtype=np.float64)
+    last = n - 1
+    start = np.zeros(count, dtype=np.int64)
+    cand = last.copy()
+    lo = np.ones(count, dtype=np.int64)
+    hi = last.copy()
+    best = np.full(count, -1, dtype=np.int64)
+    best_seg = np.zeros((count, 3, 2))
+    best_line = np.zeros(count, dtype=bool)
+    step = np.zeros(count, dtype=np.int64)
+    doubling = np.ones(count, dtype=bool)
+    out: list[list[np.ndarray]] = [[] for _ in range(count)]
+    out_lines: list[list[bool]] = [[] for _ in range(count)]
+    active = np.arange(count)
+    done = 0
+    while len(active):
+        ok, seg, line = _try(
+            pts,
+            off[active],
+            last[active],
+            start[active],
+            cand[active],
+            t_in[active],
+            t_end[active],
+            tols[active],
+        )
+        keep: list[int] = []
+        for r, good, sg, ln in zip(active.tolist(), ok.tolist(), seg, line.tolist(), strict=True):
+            i, j = int(start[r]), int(cand[r])
+            if good:
+                best[r], best_seg[r], best_line[r], lo[r] = j, sg, ln, j + 1
+            else:
+                hi[r] = j - 1
+            finish = good and j == last[r]
+            if not finish and doubling[r]:
+                if good or step[r] == 0:
+                    step[r] = MIN_REACH if step[r] == 0 else 2 * step[r]
+                    nxt = min(i + int(step[r]), int(hi[r]))
+                    if nxt > j or (not good and nxt >= lo[r]):
+                        cand[r] = nxt
+                        keep.append(r)
+                        continue
+                doubling[r] = False
+            if not finish:
+                slack = max(1, (int(best[r]) - i) // 8) if best[r] >= 0 else 1
+                if lo[r] <= hi[r] and hi[r] - lo[r] + 1 >= slack:
+                    cand[r] = (lo[r] + hi[r]) // 2
+                    keep.append(r)
+                    continue
+            # Finish this segment.
+            if best[r] < 0:
+                p = pts[off[r] + i + 1]
+                best[r], best_seg[r], best_line[r] = i + 1, (p, p, p), True
+            out[r].append(best_seg[r].copy())
+            out_lines[r].append(bool(best_line[r]))
+            b = int(best[r])
+            if b >= last[r]:
+                done += 1
+                continue
+            t_in[r] = -_tangent_back(pts[off[r] : off[r] + n[r]], b, t_end[r])
+            step[r] = max(MIN_REACH, b - i)
+            start[r], cand[r] = b, min(b + int(step[r]), int(last[r]))
+            lo[r], hi[r], best[r] = b + 1, last[r], -1
+            doubling[r] = True
+            keep.append(r)
+        active = np.array(keep, dtype=np.int64)
+        if progress is not None:
+            progress(done / count)
+    return [
+        (np.array(out[r]).reshape(-1, 3, 2), np.array(out_lines[r], dtype=bool))
+        for r in range(count)
+    ]
 
 
-def _line_error(data: np.ndarray, rms_tol: float) -> float:
-    """Largest distance of the points from the chord (segment) between the ends, or
-    infinity when their root-mean-square distance exceeds `rms_tol`."""
-    rel = data - data[0]
-    dx, dy = float(rel[-1, 0]), float(rel[-1, 1])
-    length2 = dx * dx + dy * dy
-    x, y = rel[:, 0], rel[:, 1]
-    if length2 < 1e-12:
-        return float(np.sqrt((x * x + y * y).max()))
-    t = np.clip((x * dx + y * dy) / length2, 0.0, 1.0)
-    ox = x - t * dx
-    oy = y - t * dy
-    d2 = ox * ox + oy * oy
-    if float(d2.mean()) > rms_tol * rms_tol:
-        return float("inf")
-    return float(np.sqrt(d2.max()))
+def _tangent_back(data: np.ndarray, j: int, t_end: np.ndarray) -> np.ndarray:
+    """Tangent at data[j] pointing back along the run (the run's own at its end)."""
+    n = len(data)
+    if j >= n - 1:
+        return t_end
+    reach = max(1, min(SPLIT_TANGENT_REACH, j, n - 1 - j))
+    return _unit(data[j - reach] - data[j + reach])
 
 
-def _chord_params(data: np.ndarray) -> np.ndarray:
-    d = np.diff(data, axis=0)
-    u = np.empty(len(data))
-    u[0] = 0.0
-    np.cumsum(np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]), out=u[1:])
-    return u / u[-1] if u[-1] > 0 else np.linspace(0.0, 1.0, len(data))
+def _try(
+    pts: np.ndarray,
+    off: np.ndarray,
+    last: np.ndarray,
+    start: np.ndarray,
+    cand: np.ndarray,
+    t_in: np.ndarray,
+    t_end: np.ndarray,
+    tol: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One fit attempt per row: a line, else the least-squares cubic with fixed ends and
+    end tangents (only the two tangent lengths free) refined by Newton steps, through
+    the points start..cand of each row's run. Returns success, segment (control points
+    and end; a line repeats its end) and whether it is a line. Rows longer than
+    `FIT_POINTS` are judged on an evenly strided subset (ends kept): the points are
+    smoothed, so their neighbours say little more, and the cost stays bounded."""
+    span = cand - start
+    used = np.minimum(span + 1, FIT_POINTS)
+    col = np.arange(FIT_POINTS)[None, :]
+    frac = np.minimum(col, (used - 1)[:, None]) / np.maximum(used - 1, 1)[:, None]
+    idx = start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
+    data = pts[off[:, None] + idx]
+    p0 = data[:, 0]
+    p3 = data[:, -1]
+    rel = data - p0[:, None]
+    chord = p3 - p0
+    rms2 = (RMS_SHARE * tol) ** 2
+    tol2 = tol * tol
+    # Line test (padding repeats the end point: distance 0).
+    length2 = (chord * chord).sum(axis=1)
+    t = np.clip((rel * chord[:, None]).sum(axis=2) / np.maximum(length2, 1e-12)[:, None], 0, 1)
+    d = rel - t[..., None] * chord[:, None]
+    d2 = (d * d).sum(axis=2)
+    line = (span <= 1) | ((d2.max(axis=1) <= tol2) & (d2.sum(axis=1) <= rms2 * used))
+    seg = np.repeat(p3[:, None], 3, axis=1)
+    ok = line.copy()
+    todo = np.nonzero(~line)[0]
+    if len(todo) == 0:
+        return ok, seg, line
+    # Tangent arriving at the candidate end: the run's own at its end, else the chord
+    # across the candidate point.
+    j = cand[todo]
+    reach = np.maximum(1, np.minimum(SPLIT_TANGENT_REACH, np.minimum(j, last[todo] - j)))
+    back = (
+        pts[off[todo] + np.maximum(j - reach, 0)]
+        - pts[off[todo] + np.minimum(j + reach, last[todo])]
+    )
+    back /= np.maximum(np.hypot(back[:, 0], back[:, 1]), 1e-12)[:, None]
+    t2 = np.where((j >= last[todo])[:, None], t_end[todo], back)
+    t1 = t_in[todo]
+    sub = rel[todo]
+    steps = np.sqrt((np.diff(sub, axis=1) ** 2).sum(axis=2))
+    u = np.concatenate([np.zeros((len(todo), 1)), np.cumsum(steps, axis=1)], axis=1)
+    u /= np.maximum(u[:, -1:], 1e-12)
+    ch = chord[todo]
+    cnt = used[todo]
+    bez, emax2, ems2 = _cubic(sub, u, t1, t2, ch, cnt)
+    tol2, rms2 = tol2[todo], rms2[todo]
+    good = (emax2 <= tol2) & (ems2 <= rms2)
+    for _ in range(NEWTON_STEPS):
+        retry = ~good & (emax2 < NEWTON_RANGE**2 * tol2)
+        if not retry.any():
+            break
+        r = np.nonzero(retry)[0]
+        u2 = _newton(sub[r], bez[r], u[r])
+        b2, m2, s2 = _cubic(sub[r], u2, t1[r], t2[r], ch[r], cnt[r])
+        u[r], bez[r], emax2[r], ems2[r] = u2, b2, m2, s2
+        good = (emax2 <= tol2) & (ems2 <= rms2)
+    ok[todo] = good
+    seg[todo] = bez + p0[todo, None]
+    return ok, seg, line
 
 
-def _attempt(
-    data: np.ndarray, u: np.ndarray, tx1: float, ty1: float, tx2: float, ty2: float
-) -> tuple[np.ndarray, float, float]:
-    """The least-squares cubic with fixed ends and end tangents for parameters u (only
-    the two tangent lengths are free), and its largest and root-mean-square errors. Written out on the point
-    coordinates: about twenty vector operations."""
-    x0, y0 = float(data[0, 0]), float(data[0, 1])
-    cx, cy = float(data[-1, 0]) - x0, float(data[-1, 1]) - y0
-    rx = data[:, 0] - x0
-    ry = data[:, 1] - y0
+def _cubic(
+    rel: np.ndarray,
+    u: np.ndarray,
+    t1: np.ndarray,
+    t2: np.ndarray,
+    chord: np.ndarray,
+    used: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Least-squares tangent lengths per row (points relative to the start), the
+    cubic's control points and end (relative), and its largest and mean squared error."""
     v = 1.0 - u
     b1 = 3.0 * u * v * v
     b2 = 3.0 * u * u * v
     b3 = u * u * u
-    s23 = b2 + b3
-    tx = rx - s23 * cx
-    ty = ry - s23 * cy
-    c00 = float(b1 @ b1)
-    c11 = float(b2 @ b2)
-    c01 = float(b1 @ b2) * (tx1 * tx2 + ty1 * ty2)
-    r0 = float(b1 @ (tx * tx1 + ty * ty1))
-    r1 = float(b2 @ (tx * tx2 + ty * ty2))
+    tmp = rel - (b2 + b3)[..., None] * chord[:, None]
+    c00 = (b1 * b1).sum(axis=1)
+    c11 = (b2 * b2).sum(axis=1)
+    c01 = (b1 * b2).sum(axis=1) * (t1 * t2).sum(axis=1)
+    r0 = (b1 * (tmp * t1[:, None]).sum(axis=2)).sum(axis=1)
+    r1 = (b2 * (tmp * t2[:, None]).sum(axis=2)).sum(axis=1)
     det = c00 * c11 - c01 * c01
-    seg_len = float(np.hypot(cx, cy))
-    a1 = a2 = seg_len / 3.0
-    if abs(det) > 1e-12:
-        a1 = (r0 * c11 - r1 * c01) / det
-        a2 = (c00 * r1 - c01 * r0) / det
-    eps = 1e-6 * max(seg_len, 1e-6)
-    if not (eps < a1 < 2 * seg_len and eps < a2 < 2 * seg_len):
-        a1 = a2 = seg_len / 3.0
-    p1x, p1y = a1 * tx1, a1 * ty1
-    p2x, p2y = cx + a2 * tx2, cy + a2 * ty2
-    ex = b1 * p1x + b2 * p2x + b3 * cx - rx
-    ey = b1 * p1y + b2 * p2y + b3 * cy - ry
-    d2 = ex * ex + ey * ey
-    bez = np.array([[x0, y0], [x0 + p1x, y0 + p1y], [x0 + p2x, y0 + p2y], [x0 + cx, y0 + cy]])
-    return bez, float(np.sqrt(d2.max())), float(np.sqrt(d2.mean()))
+    seg_len = np.hypot(chord[:, 0], chord[:, 1])
+    safe = np.abs(det) > 1e-12
+    sdet = np.where(safe, det, 1.0)
+    a1 = np.where(safe, (r0 * c11 - r1 * c01) / sdet, seg_len / 3)
+    a2 = np.where(safe, (c00 * r1 - c01 * r0) / sdet, seg_len / 3)
+    eps = 1e-6 * np.maximum(seg_len, 1e-6)
+    sane = (a1 > eps) & (a2 > eps) & (a1 < 2 * seg_len) & (a2 < 2 * seg_len)
+    a1 = np.where(sane, a1, seg_len / 3)
+    a2 = np.where(sane, a2, seg_len / 3)
+    c1 = a1[:, None] * t1
+    c2 = chord + a2[:, None] * t2
+    err = (
+        b1[..., None] * c1[:, None]
+        + b2[..., None] * c2[:, None]
+        + b3[..., None] * chord[:, None]
+        - rel
+    )
+    e2 = (err * err).sum(axis=2)
+    bez = np.stack([c1, c2, chord], axis=1)
+    return bez, e2.max(axis=1), e2.sum(axis=1) / used
 
 
-def _reparametrise(data: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One Newton step per point towards the curve parameter closest to it."""
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = bez.tolist()
-    v = 1.0 - u
-    b0, b1, b2, b3 = v * v * v, 3.0 * u * v * v, 3.0 * u * u * v, u * u * u
-    qx = b0 * x0 + b1 * x1 + b2 * x2 + b3 * x3 - data[:, 0]
-    qy = b0 * y0 + b1 * y1 + b2 * y2 + b3 * y3 - data[:, 1]
-    vv, uv, uu = 3.0 * v * v, 6.0 * u * v, 3.0 * u * u
-    dx = vv * (x1 - x0) + uv * (x2 - x1) + uu * (x3 - x2)
-    dy = vv * (y1 - y0) + uv * (y2 - y1) + uu * (y3 - y2)
-    ddx = 6.0 * (v * (x2 - 2 * x1 + x0) + u * (x3 - 2 * x2 + x1))
-    ddy = 6.0 * (v * (y2 - 2 * y1 + y0) + u * (y3 - 2 * y2 + y1))
-    num = qx * dx + qy * dy
-    den = dx * dx + dy * dy + qx * ddx + qy * ddy
+def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One Newton step per point towards the curve parameter closest to it (rows of
+    points relative to the start; `bez` the relative control points and end)."""
+    p1, p2, p3 = bez[:, 0, None], bez[:, 1, None], bez[:, 2, None]
+    v = (1.0 - u)[..., None]
+    w = u[..., None]
+    q = 3 * w * v * v * p1 + 3 * w * w * v * p2 + w**3 * p3 - rel
+    q1 = 3 * v * v * p1 + 6 * w * v * (p2 - p1) + 3 * w * w * (p3 - p2)
+    q2 = 6 * v * (p2 - 2 * p1) + 6 * w * (p3 - 2 * p2 + p1)
+    num = (q * q1).sum(axis=2)
+    den = (q1 * q1).sum(axis=2) + (q * q2).sum(axis=2)
     safe = np.abs(den) > 1e-12
     out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
-    out[0], out[-1] = 0.0, 1.0
-    return np.maximum.accumulate(out)
+    out[:, 0] = 0.0
+    out[:, -1] = np.where(u[:, -1] >= 1.0, 1.0, out[:, -1])
+    return np.maximum.accumulate(out, axis=1)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from printjob_adapters.engine.boundaries import build_boundary_graph
-from printjob_adapters.engine.curves import FittedEdge, fit_edge
+from printjob_adapters.engine.curves import FittedEdge, fit_edge, tiny_edge
 from printjob_adapters.engine.progress import silent
 from printjob_adapters.engine.stacking import layer_commands, stack_layers
 from printjob_adapters.engine.subpixel import crack_points, junction_points
-from printjob_adapters.engine.vectorise import fit_edges, vectorise
-from tests.unit.engine.test_vectorise_support import contours, ellipse, paint, rect
+from printjob_adapters.engine.vectorise import edge_slack, fit_edges, vectorise
+from tests.unit.engine.test_vectorise_support import Seg, contours, ellipse, paint, rasterise, rect
 
 
 def segment_keys(commands):
@@ -154,3 +154,75 @@ def test_outline_samples_helper_closes_contours():
     )
     (c,) = contours(commands, per_curve=4)
     assert np.allclose(c[-1], (0.0, 0.0))
+
+
+def test_tiny_edge_is_its_crack_polygon():
+    # A 1x2 pixel loop: six cracks, corners at the four turns.
+    dirs = np.array([0, 1, 1, 2, 3, 3])
+    step = np.array([(1, 0), (0, 1), (-1, 0), (0, -1)], dtype=float)
+    corners = np.concatenate([[[0.0, 0.0]], np.cumsum(step[dirs], axis=0)[:-1]])
+    points = corners + 0.5 * step[dirs]
+    edge = tiny_edge(points, dirs, True, None, None)
+    assert edge is not None and edge.is_line.all()
+    nodes = {tuple(p) for p in edge.segments[:, 2].tolist()}
+    assert nodes == {(0.0, 0.0), (1.0, 0.0), (1.0, 2.0), (0.0, 2.0)}
+    assert tiny_edge(np.zeros((40, 2)), np.zeros(40, dtype=np.int64), True, None, None) is None
+
+
+def test_straight_runs_through_junctions_merge_into_one_segment():
+    labels = np.zeros((12, 12), dtype=np.int32)
+    labels[:, 6:] = 1
+    labels[5:7, 5:7] = 2  # a dot on the boundary: junctions along the image border stay
+    palette = np.array([(255, 255, 255), (0, 0, 0), (200, 0, 0)], dtype=float)
+    rgba = np.concatenate([palette[labels], np.full((12, 12, 1), 255.0)], axis=2)
+    art = vectorise(rgba.astype(np.uint8), Seg(labels, palette), silent())
+    bottom = art.layers[0]
+    # The bottom layer covers the whole canvas: its outline is the image rectangle.
+    assert bottom.segment_count() == 4
+
+
+def test_fringe_trim_keeps_middle_colour_off_the_outer_edge():
+    # White background (largest), a black body, an orange beak mostly outside it.
+    white, black, orange = (255, 255, 255), (0, 0, 0), (255, 170, 0)
+    rgba, seg = paint(
+        48,
+        48,
+        white,
+        [(black, rect(4, 10, 24, 44)), (orange, ellipse(30.3, 22.6, 10.2, 5.1))],
+    )
+    art = vectorise(rgba, seg, silent())
+    graph = build_boundary_graph(seg.labels)
+    stacking = stack_layers(graph, len(seg.palette))
+    beak = graph.faces[23, 36]
+    assert graph.face_label[beak] == 2
+    assert not stacking.members[1, beak]  # black does not fill under the beak
+    out = rasterise(art, 4).astype(float)
+    # Along the beak's outer edge every pixel mixes orange and white only.
+    rgb = out[..., :3]
+    t = np.clip(
+        (rgb - white) @ np.subtract(orange, white) / np.sum(np.subtract(orange, white) ** 2), 0, 1
+    )
+    off = np.linalg.norm(rgb - (white + t[..., None] * np.subtract(orange, white)), axis=2)
+    outer = np.zeros(off.shape, dtype=bool)
+    outer[4 * 14 : 4 * 31, 4 * 26 : 4 * 42] = True
+    assert off[outer].max() < 3.0
+
+
+def test_edges_between_near_colours_get_looser_tolerance():
+    labels = np.zeros((10, 30), dtype=np.int32)
+    labels[:, 10:20] = 1
+    labels[:, 20:] = 2
+    palette = np.array([(0, 0, 0), (255, 255, 255), (245, 250, 255)], dtype=float)
+    graph = build_boundary_graph(labels)
+    colors4 = np.full((len(graph.face_label), 4), np.nan)
+    painted = graph.face_label >= 0
+    colors4[painted, :3] = palette[graph.face_label[painted]]
+    colors4[painted, 3] = 255
+    slack = edge_slack(graph, colors4)
+    pairs = {
+        frozenset((int(graph.face_label[a]), int(graph.face_label[b]))): float(s)
+        for a, b, s in zip(graph.edge_left, graph.edge_right, slack, strict=True)
+    }
+    assert pairs[frozenset((0, 1))] == 1.0
+    assert pairs[frozenset((1, 2))] > 2.0
+    assert pairs[frozenset((-2, 0))] == 1.0  # the image border
