@@ -1,0 +1,497 @@
+"""Quantisation: find the artwork's flat colours and give every pixel one of them.
+
+The palette is fitted to a colour histogram in which every pixel is marked *flat* (its 5x5
+neighbourhood hardly varies: a region interior) or *edge* (anti-aliased boundaries, ringing,
+texture). Candidates are the modes of that histogram. Colours are then picked greedily by how
+many pixels they explain: a flat pixel is explained by a colour within the point tolerance
+(CIELAB or sRGB, scaled to the measured noise), an edge pixel also by a mixture
+a*C1 + (1-a)*C2 of two chosen colours (straight in sRGB, because renderers blend anti-aliased
+edges in sRGB; luma and chroma may mix differently, as JPEG blurs chroma). So edge mixtures
+never become colours, and a candidate that is only noise around a chosen colour (one
+continuous cloud of flat pixels, no valley between) or only edge ringing is rejected. The
+automatic count stops once what is left unexplained is smaller than `Tolerances.min_area`.
+
+When fewer colours are asked for than the artwork has, `reduce_palette` keeps the artwork's
+own colours that best stand for the rest (k-medoids). Photos, scans and gradients, which no
+small set of flat colours explains, get weighted k-means on the histogram instead.
+
+Pixels are then assigned (`assign`): nearest palette colour in CIELAB, and then an edge pixel
+that is a mixture of the two nearest interior colours around it takes the nearer of those
+two (coverage a >= 0.5), never a third colour lying between them in colour space.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from scipy import ndimage, sparse
+from scipy.spatial import cKDTree
+
+from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
+
+FloatArray = npt.NDArray[np.floating[Any]]
+IntArray = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Automatic mode never returns more colours than this (photos, gradients, scans).
+AUTO_CAP = 32
+#: Most colours picked one by one; beyond this, k-means on the histogram takes over.
+GREEDY_MAX = 64
+#: Fraction of pixels left unexplained below which the palette is "the artwork's colours".
+UNEXPLAINED = 0.02
+#: A flat (interior) pixel counts this many times as much as an edge pixel as colour evidence.
+FLAT_EVIDENCE = 3.0
+#: Ringing/noise reach around a flat colour, as a multiple of the mixture tolerance.
+RINGING_REACH = 2.0
+#: sRGB distance within which a candidate may be noise around an already chosen colour.
+VALLEY_RANGE = 16.0
+#: Mean CIELAB error at which an automatic photo/gradient palette is faithful enough.
+FIDELITY = 5.0
+_BITS = 6  # histogram resolution per channel; bin means keep the exact colours
+_SHIFT = 8 - _BITS
+
+
+@attrs.frozen(eq=False)
+class PixelMaps:
+    """Per-pixel facts the stages share (all (H, W))."""
+
+    opaque: BoolArray  # counted as artwork (alpha >= 128)
+    solid: BoolArray  # fully opaque: trusted for colour estimates
+    flat: BoolArray  # fully opaque region interior: its 5x5 neighbourhood varies little
+    noise: float  # 5x5 sRGB range of near-flat areas, 90th percentile (0 for clean PNG art)
+
+
+@attrs.frozen(eq=False)
+class Tolerances:
+    """Distances deciding when a colour or a mixture explains a pixel."""
+
+    point: float  # CIELAB units: a pixel within this of a colour *is* that colour
+    rgb: float  # sRGB units: the same, so channel noise (JPEG, scans) never splits a colour
+    mix: float  # sRGB units: off-segment distance still counted as a two-colour mixture
+    split: float  # how far luma and chroma mixing may differ (JPEG chroma blur); 0 if clean
+    min_area: float  # pixels a new colour must explain to be worth adding
+
+
+def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
+    """Step 1: opacity and flatness masks. Cost: six 5x5 rank filters, O(N).
+
+    5x5 rather than 3x3 so the ringing lobes a Lanczos resize or JPEG leaves beside an edge
+    count as edge pixels (mixtures), not as flat colour.
+    """
+    alpha = rgba[..., 3]
+    opaque = alpha >= 128
+    solid = alpha == 255
+    rgb = rgba[..., :3]
+    spread = np.zeros(alpha.shape, dtype=np.uint8)
+    for c in range(3):
+        ch = rgb[..., c]
+        np.maximum(
+            spread, ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5), out=spread
+        )
+    # Transparent pixels carry meaningless colour; their neighbours are not interiors.
+    if solid.all():
+        solid_interior = solid
+    else:
+        solid_interior = ndimage.minimum_filter(solid.view(np.uint8), 5).view(bool)
+    # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
+    # scans and photos are not. Spreads above 16 are edges and texture, not noise.
+    quiet = spread[solid_interior]
+    quiet = quiet[quiet <= 16]
+    noise = float(np.percentile(quiet, 90)) if quiet.size else 0.0
+    flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
+    return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise)
+
+
+def tolerances(maps: PixelMaps) -> Tolerances:
+    """Step 2: tolerances scaled to the measured noise (clean PNG vs JPEG vs scan)."""
+    n = int(maps.opaque.sum())
+    return Tolerances(
+        point=max(2.0, 0.6 * maps.noise),
+        rgb=max(6.0, 1.5 * maps.noise),
+        mix=max(8.0, 1.5 * maps.noise),
+        split=0.0 if maps.noise < 2.0 else 0.5,
+        # Small images: a colour needs 12 px or 0.04 % of the image, but at most 1 %.
+        min_area=min(max(12.0, 4e-4 * n), max(1.0, 0.01 * n)),
+    )
+
+
+@attrs.frozen(eq=False)
+class Histogram:
+    """Opaque pixels binned by colour; each bin keeps its mean colour and flat/edge counts."""
+
+    rgb: FloatArray  # (B, 3) mean sRGB of the bin
+    lab: FloatArray  # (B, 3) its CIELAB
+    flat: FloatArray  # (B,) flat pixels
+    edge: FloatArray  # (B,) other opaque pixels
+
+
+def colour_histogram(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Histogram:
+    """Step 3: the weighted colour cloud the palette is fitted to. Cost: O(N) bincounts."""
+    mask = maps.opaque
+    px = rgb.reshape(-1, 3) if mask.all() else rgb[mask]
+    q = px >> _SHIFT
+    key = q[:, 0].astype(np.int32) << (2 * _BITS)
+    key |= q[:, 1].astype(np.int32) << _BITS
+    key |= q[:, 2]
+    flat_px = maps.flat.ravel() if mask.all() else maps.flat[mask]
+    size = 1 << (3 * _BITS)
+    count = np.bincount(key, minlength=size)
+    used = np.flatnonzero(count)
+    total = count[used].astype(np.float64)
+    flat = np.bincount(key, flat_px, minlength=size)[used].astype(np.float64)
+    mean = (
+        np.stack([np.bincount(key, px[:, c], minlength=size)[used] for c in range(3)], axis=1)
+        / total[:, None]
+    )
+    return Histogram(rgb=mean, lab=srgb_to_lab(mean), flat=flat, edge=total - flat)
+
+
+#: How far past either end a mixture may overshoot (Lanczos and JPEG ringing), as a fraction.
+OVERSHOOT = 0.25
+#: RGB -> YCbCr (JPEG), linear, so mixtures stay straight lines in it.
+_YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]])
+
+
+def segment_residual(
+    px: FloatArray, c1: FloatArray, c2: FloatArray, split: float = 0.0
+) -> tuple[FloatArray, FloatArray]:
+    """How far each pixel is from being a mixture of c1 and c2, and its position t (0 at c1).
+
+    A mixture is c1 + a*(c2 - c1) in sRGB, and may overshoot past either end by `OVERSHOOT`
+    (Lanczos and JPEG ringing). With `split` > 0, luma and chroma may mix by amounts up to
+    `split` apart: JPEG subsamples and blurs chroma, so its edges are sharp in luma but smeared
+    in colour. Clean renders get `split` = 0, an exact mixture, so that a dark colour near the
+    segment between two others is not mistaken for their mixture. Distances are in YCbCr
+    units (sRGB scale). `t` is the luma amount, or the chroma one when both colours have
+    nearly the same luma.
+    """
+    p = (px - c1) @ _YCC.T
+    d = (c2 - c1) @ _YCC.T
+    lo, hi = -OVERSHOOT, 1.0 + OVERSHOOT
+    dy = d[..., 0]
+    dc = d[..., 1:]
+    dc2 = (dc * dc).sum(axis=-1)
+    luma_led = np.abs(dy) >= 0.25 * np.sqrt(dc2)
+    joint = np.clip((p * d).sum(axis=-1) / np.maximum(dy * dy + dc2, 1e-9), lo, hi)
+    if split > 0:
+        ty = np.clip(p[..., 0] * dy / np.maximum(dy * dy, 1e-9), lo, hi)
+        tc = np.clip((p[..., 1:] * dc).sum(axis=-1) / np.maximum(dc2, 1e-9), lo, hi)
+        # The led component sets t; the other may differ from it by at most `split`.
+        t = np.where(luma_led, ty, tc)
+        ty = np.where(luma_led, ty, np.clip(ty, t - split, t + split))
+        tc = np.where(luma_led, np.clip(tc, t - split, t + split), tc)
+    else:
+        t = ty = tc = joint
+    ry = p[..., 0] - ty * dy
+    rc = p[..., 1:] - tc[..., None] * dc
+    res = np.sqrt(ry * ry + (rc * rc).sum(axis=-1))
+    return res, t
+
+
+def _candidates(hist: Histogram, tol: Tolerances, limit: int) -> FloatArray:
+    """Colour candidates: bins that are local peaks of the flat-pixel density. Cost: O(B log B)."""
+    tree = cKDTree(hist.lab)
+    w = hist.flat + 0.25 * hist.edge
+    # A candidate is a bin holding more weight than every bin within `point` of it: the modes
+    # of the colour cloud. Unsmoothed, so two close flat colours stay two peaks.
+    pairs = tree.query_pairs(tol.point, output_type="ndarray")
+    neighbour_max = np.zeros_like(w)
+    if len(pairs):
+        np.maximum.at(neighbour_max, pairs[:, 0], w[pairs[:, 1]])
+        np.maximum.at(neighbour_max, pairs[:, 1], w[pairs[:, 0]])
+    peak = w >= neighbour_max
+    idx = np.flatnonzero(peak & (w > 0))
+    idx = idx[np.argsort(-w[idx], kind="stable")][:limit]
+    # The peak bin's own mean colour: a neighbourhood mean would blend close colours.
+    out: FloatArray = hist.rgb[idx]
+    return out
+
+
+def _within(hist: Histogram, cols: FloatArray, cols_lab: FloatArray, tol: Tolerances) -> Any:
+    """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB)."""
+    rows: list[npt.NDArray[np.int64]] = []
+    hits: list[npt.NDArray[np.int64]] = []
+    for tree, pts, radius in (
+        (cKDTree(hist.lab), cols_lab, tol.point),
+        (cKDTree(hist.rgb), cols, tol.rgb),
+    ):
+        near = tree.query_ball_point(pts, radius)
+        rows.append(np.repeat(np.arange(len(pts)), [len(m) for m in near]))
+        hits.extend(np.asarray(m, dtype=np.int64) for m in near)
+    r = np.concatenate(rows)
+    c = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    m = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(cols), len(hist.rgb)))
+    m.sum_duplicates()
+    m.data[:] = 1.0  # duplicates from the two balls count once
+    return m
+
+
+def _judge(
+    hist: Histogram,
+    tree: Any,
+    colour: FloatArray,
+    chosen: FloatArray,
+    hits: npt.NDArray[np.int64],
+    gain: float,
+    tol: Tolerances,
+) -> str:
+    """Whether a candidate is a "colour", JPEG/scan "noise" of a chosen colour, or "ringing".
+
+    Noise: the flat pixels form one continuous cloud from a chosen colour to the candidate
+    (no valley in between), as a noisy flat area does; two distinct flat colours, however
+    close, have almost no flat pixels between them. Ringing: a candidate seen almost only on
+    edges whose pixels are spread out rather than one exact colour (a pure thin stroke is
+    exact; ringing and chroma bleeding are not). Cost: a few ball queries.
+    """
+
+    def density(point: FloatArray, radius: float) -> float:
+        return float(hist.flat[tree.query_ball_point(point, radius)].sum())
+
+    for other in chosen:
+        d = float(np.linalg.norm(colour - other))
+        if d > max(VALLEY_RANGE, 2.0 * tol.rgb):
+            continue
+        r = max(3.0, d / 6.0)
+        own = density(colour, r)
+        if own == 0:
+            return "noise"  # edge-only and this close to a colour: a ringing satellite
+        ends = min(density(other, r), own)
+        path = min(density(other + s * (colour - other), r) for s in (0.25, 0.5, 0.75))
+        if ends > 0 and path >= 0.5 * ends:
+            return "noise"
+    if FLAT_EVIDENCE * hist.flat[hits].sum() < 0.5 * gain:
+        exact = hist.flat + hist.edge
+        core = float(exact[tree.query_ball_point(colour, 2.0)].sum())
+        if core < 0.5 * gain:
+            return "ringing"
+    return "colour"
+
+
+def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArray, bool]:
+    """Step 4: pick colours by explained area until the rest is noise or `cap` is reached.
+
+    Returns the palette (sRGB, most important first) and whether it stopped because the image
+    was explained (False means it hit `cap` with significant area left: photo, gradient).
+    Cost: O(C * B) for the coverage matrix plus O(K * U * K) for the mixture updates.
+    """
+    cands = _candidates(hist, tol, limit=max(4 * cap, 256))
+    cand_lab = srgb_to_lab(cands)
+    cover = _within(hist, cands, cand_lab, tol)
+    # Flat pixels are strong evidence of a colour; edge pixels only count when no mixture
+    # explains them.
+    flat_w = FLAT_EVIDENCE * hist.flat
+    flat_open = hist.flat > 0
+    edge_open = hist.edge > 0
+    chosen: list[int] = []
+    available = np.ones(len(cands), dtype=bool)
+    flat_tree = cKDTree(hist.rgb)
+    while len(chosen) < cap and available.any():
+        gain = cover @ (np.where(flat_open, flat_w, 0.0) + np.where(edge_open, hist.edge, 0.0))
+        gain[~available] = -1.0
+        best = int(np.argmax(gain)) if len(gain) else -1
+        if best < 0 or (chosen and gain[best] < tol.min_area) or gain[best] <= 0:
+            break
+        available[best] = False
+        hits = cover[best].indices
+        verdict = _judge(hist, flat_tree, cands[best], cands[chosen], hits, gain[best], tol)
+        if verdict == "noise":
+            flat_open[hits] = False
+            edge_open[hits] = False
+            continue
+        if verdict == "ringing":
+            edge_open[hits] = False
+            continue
+        chosen.append(best)
+        flat_open[hits] = False
+        edge_open[hits] = False
+        # Edge pixels between the new colour and any earlier one are mixtures, not colours.
+        todo = np.flatnonzero(edge_open)
+        if todo.size and len(chosen) > 1:
+            px = hist.rgb[todo][:, None, :]
+            res, _ = segment_residual(
+                px, cands[best][None, None, :], cands[chosen[:-1]][None], tol.split
+            )
+            edge_open[todo[(res < tol.mix).any(axis=1)]] = False
+    left = float(hist.flat[flat_open].sum() + hist.edge[edge_open].sum())
+    weight = hist.flat + hist.edge
+    return cands[chosen], left < max(tol.min_area, UNEXPLAINED * weight.sum())
+
+
+def refine_palette(hist: Histogram, palette: FloatArray, k: int, iterations: int = 8) -> FloatArray:
+    """Step 5 (count not explained by flat colours): weighted k-means on the histogram.
+
+    Starts from the greedy palette, topped up to `k` by farthest-bin seeding; edge bins weigh
+    a quarter so anti-aliasing does not pull centres. Cost: O(iterations * B log K).
+    """
+    w = hist.flat + 0.25 * hist.edge
+    centres = srgb_to_lab(palette) if len(palette) else hist.lab[[int(np.argmax(w))]]
+    want = min(k, len(hist.lab))
+    if len(centres) < want:
+        d, _ = cKDTree(centres).query(hist.lab)
+        extra = []
+        for _ in range(want - len(centres)):
+            pick = int(np.argmax(w * d * d))
+            extra.append(pick)
+            np.minimum(d, np.linalg.norm(hist.lab - hist.lab[pick], axis=1), out=d)
+        centres = np.vstack([centres, hist.lab[extra]])
+    for _ in range(iterations):
+        _, lab_idx = cKDTree(centres).query(hist.lab)
+        mass = np.bincount(lab_idx, w, minlength=len(centres))
+        for c in range(3):
+            s = np.bincount(lab_idx, w * hist.lab[:, c], minlength=len(centres))
+            centres[:, c] = np.where(mass > 0, s / np.maximum(mass, 1e-12), centres[:, c])
+    return lab_to_srgb(centres)
+
+
+def find_palette(rgb: npt.NDArray[np.uint8], maps: PixelMaps, colors: int | None) -> FloatArray:
+    """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None)."""
+    tol = tolerances(maps)
+    hist = colour_histogram(rgb, maps)
+    if len(hist.rgb) == 0:
+        return np.zeros((0, 3))
+    palette, explained = greedy_palette(hist, tol, min(max(colors or 0, AUTO_CAP), GREEDY_MAX))
+    if explained:
+        if colors is None or len(palette) <= colors:
+            return palette
+        return reduce_palette(hist, palette, colors)
+    if colors is not None:
+        return refine_palette(hist, palette[:colors], colors)
+    # Photo, scan or gradient: the fewest of 4, 8, 16, 32 colours that render it faithfully.
+    w = hist.flat + hist.edge
+    for k in (4, 8, 16, AUTO_CAP):
+        refined = refine_palette(hist, palette[:k], k)
+        _, d = nearest(hist.lab, srgb_to_lab(refined))
+        if float((d * w).sum() / w.sum()) <= FIDELITY:
+            break
+    return refined
+
+
+def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
+    """Step 5 (flat art, fewer colours asked for): keep the `k` artwork colours that best
+    represent all of them (weighted k-medoids), so merged colours become one of the
+    artwork's own colours rather than a muddy average. Cost: O(K^2 k) for K found colours.
+    """
+    lab = srgb_to_lab(palette)
+    idx, _ = nearest(hist.lab, lab)
+    w = np.bincount(idx, hist.flat + hist.edge, minlength=len(palette))
+    dist = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=-1)
+    best = np.full(len(palette), np.inf)
+    medoids: list[int] = []
+    for _ in range(k):
+        cost = (w[:, None] * np.minimum(best[:, None], dist)).sum(axis=0)
+        cost[medoids] = np.inf
+        pick = int(np.argmin(cost))
+        medoids.append(pick)
+        best = np.minimum(best, dist[:, pick])
+    for _ in range(4):
+        owner = np.argmin(dist[:, medoids], axis=1)
+        for j in range(k):
+            members = np.flatnonzero(owner == j)
+            if members.size == 0:  # a duplicate colour: its twin owns the members
+                continue
+            inner = (w[members, None] * dist[np.ix_(members, members)]).sum(axis=0)
+            medoids[j] = int(members[np.argmin(inner)])
+    return palette[medoids]
+
+
+def nearest(
+    lab: FloatArray, palette_lab: FloatArray, chunk: int = 1 << 18
+) -> tuple[IntArray, FloatArray]:
+    """Nearest palette colour for each CIELAB row, and its distance. Cost: O(N K) or O(N log K)."""
+    if len(palette_lab) > 24:
+        d, idx = cKDTree(palette_lab).query(lab, workers=2)
+        return idx.astype(np.int32), d
+    idx = np.empty(len(lab), dtype=np.int32)
+    dist = np.empty(len(lab))
+    for s in range(0, len(lab), chunk):
+        block = lab[s : s + chunk]
+        d2 = ((block[:, None, :] - palette_lab[None, :, :]) ** 2).sum(axis=-1)
+        i = np.argmin(d2, axis=1)
+        idx[s : s + chunk] = i
+        dist[s : s + chunk] = np.sqrt(d2[np.arange(len(i)), i])
+    return idx, dist
+
+
+#: Offsets (dy, dx) searched for region interiors around an edge pixel: rings 1..3.
+_OFFSETS = [
+    (dy * r, dx * r) for r in (1, 2, 3) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx
+]
+_CHUNK = 1 << 17
+
+
+def colour_keys(rgb: npt.NDArray[np.uint8]) -> IntArray:
+    """24-bit key per pixel (r << 16 | g << 8 | b)."""
+    key = rgb[..., 0].astype(np.int32) << 16
+    key |= rgb[..., 1].astype(np.int32) << 8
+    key |= rgb[..., 2]
+    return key
+
+
+def _distinct(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """Sorted distinct keys and each key's index among them, in O(N) via a 2^24 table."""
+    seen = np.zeros(1 << 24, dtype=bool)
+    seen[keys] = True
+    uniq = np.flatnonzero(seen).astype(np.int32)
+    del seen
+    table = np.empty(1 << 24, dtype=np.int32)
+    table[uniq] = np.arange(len(uniq), dtype=np.int32)
+    return uniq, table[keys]
+
+
+def assign(
+    rgb: npt.NDArray[np.uint8], maps: PixelMaps, palette: FloatArray, tol: Tolerances
+) -> IntArray:
+    """Step 6: label every opaque pixel with a palette index; -1 elsewhere.
+
+    Nearest colour in CIELAB per distinct input colour, then edge unmixing: an edge pixel
+    that is a mixture of the two nearest interior colours around it takes the nearer one
+    (coverage a >= 0.5), even when a third palette colour lies between them.
+    Cost: O(N + U K) for U distinct colours, plus O(E * 24) for E edge pixels near interiors.
+    """
+    h, w = maps.opaque.shape
+    labels = np.full((h, w), -1, dtype=np.int32)
+    if len(palette) == 0:
+        return labels
+    keys = colour_keys(rgb)[maps.opaque]
+    uniq, inv = _distinct(keys)
+    del keys
+    ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1)
+    uidx, udist = nearest(srgb_to_lab(ucol.astype(np.float64)), srgb_to_lab(palette))
+    labels[maps.opaque] = uidx[inv]
+    pure = np.zeros((h, w), dtype=bool)
+    pure[maps.opaque] = (udist <= tol.point)[inv]
+    del inv
+
+    reliable = np.where(maps.flat & pure, labels, -1)
+    near_interior = ndimage.maximum_filter((reliable >= 0).view(np.uint8), 7).view(bool)
+    ys, xs = np.nonzero(maps.opaque & ~maps.flat & near_interior)
+    pad = 3
+    rel = np.pad(reliable, pad, constant_values=-1)
+    pal32 = palette.astype(np.float32)
+    for s in range(0, len(ys), _CHUNK):
+        y, x = ys[s : s + _CHUNK], xs[s : s + _CHUNK]
+        cand = np.stack([rel[y + pad + dy, x + pad + dx] for dy, dx in _OFFSETS], axis=1)
+        col = rgb[y, x].astype(np.float32)
+        cd = ((col[:, None, :] - pal32[cand]) ** 2).sum(axis=-1)
+        cd[cand < 0] = np.inf
+        rows = np.arange(len(y))
+        first = np.argmin(cd, axis=1)
+        b1, d1 = cand[rows, first], np.sqrt(cd[rows, first])
+        cd[cand == b1[:, None]] = np.inf
+        second = np.argmin(cd, axis=1)
+        b2 = cand[rows, second]
+        has_pair = (b1 >= 0) & np.isfinite(cd[rows, second])
+        res, _ = segment_residual(col.astype(np.float64), palette[b1], palette[b2], tol.split)
+        mixed = has_pair & (res < tol.mix)
+        # Ringing or noise beside one interior: its nearest colour is absent from the
+        # interiors around it and the pixel is within ringing reach of that interior's colour
+        # (a resampling filter overshoots by up to ~6 % of a 255-level edge, ~15 levels).
+        here = labels[y, x]
+        absent = ~(cand == here[:, None]).any(axis=1)
+        ringing = (b1 >= 0) & absent & (d1 <= RINGING_REACH * tol.mix)
+        take = mixed | ringing
+        labels[y[take], x[take]] = b1[take]
+    return labels

@@ -1,0 +1,158 @@
+"""Segmentation: one RGBA image -> a label map over a palette of flat colours.
+
+The stage runs, in order (each step's cost is stated where it is implemented):
+1. `quantise.pixel_maps`: opacity (alpha >= 128 is artwork, alpha < 128 is left out), full
+   opacity (only alpha 255 pixels measure colours, so semi-transparent edges cannot pollute
+   the palette), flatness (region interiors) and the noise level of near-flat areas.
+2. `quantise.find_palette`: the flat colours, from a flat/edge colour histogram.
+3. `quantise.assign`: a label per pixel, unmixing anti-aliased edge pixels.
+4. `cleanup.remove_speckles`: noise components merged into their best neighbour.
+5. `_estimate_colours`: each colour re-measured as the mean of its region interiors.
+6. `background.remove_background` (background=remove only).
+7. `_compact`: unused colours dropped, colours equal after rounding merged, so every
+   palette index is used and K is the number of colours in the file.
+
+Deterministic: no random sampling anywhere; ties break by histogram order.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from printjob_adapters.engine import cleanup, quantise
+from printjob_adapters.engine.background import remove_background
+from printjob_adapters.engine.progress import Checkpoint
+from printjob_core.model import Background
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+
+#: Largest `colors` a caller may ask for.
+MAX_COLORS = 1000
+
+
+@attrs.frozen(eq=False)
+class Segmentation:
+    """The quantised image the tracer consumes.
+
+    `labels` is int32 (H, W): an index into `palette`, or -1 for pixels left out (alpha < 128
+    in the input, or the removed background). `palette` is float64 (K, 3) sRGB 0..255, each
+    colour measured from its region interiors; every index 0..K-1 labels at least one pixel and
+    the colours stay distinct after rounding to integers, so K is the file's colour count.
+    `background_removed` is True when background=remove left a background out (the border's
+    majority colour, or a transparent border already present in the input).
+    `background_color` is the sRGB colour that was removed, or None.
+    """
+
+    labels: IntArray
+    palette: FloatArray
+    background_removed: bool
+    background_color: FloatArray | None = None
+
+
+def segment(
+    rgba: npt.NDArray[np.uint8],
+    colors: int | None,
+    background: Background,
+    checkpoint: Checkpoint,
+) -> Segmentation:
+    """Quantise `rgba` (uint8 (H, W, 4), straight alpha) to flat colours and label its pixels.
+
+    `colors` is the exact number of colours (1..1000; fewer when the artwork has fewer), or
+    None for the fewest colours that keep the image faithful: the artwork's flat colours, or
+    for photos, scans and gradients the fewest of 4, 8, 16 or `quantise.AUTO_CAP` (32) whose
+    mean error is at most `quantise.FIDELITY` (CIELAB ΔE).
+    """
+    if rgba.ndim != 3 or rgba.shape[2] != 4 or rgba.dtype != np.uint8:
+        raise ValueError("segment expects a uint8 (H, W, 4) RGBA array")
+    if colors is not None and not 1 <= colors <= MAX_COLORS:
+        raise ValueError(f"colors must be between 1 and {MAX_COLORS}")
+    checkpoint(0.0)
+    rgb = np.ascontiguousarray(rgba[..., :3])
+    maps = quantise.pixel_maps(rgba)
+    tol = quantise.tolerances(maps)
+    checkpoint(0.15)
+    palette = quantise.find_palette(rgb, maps, colors).astype(np.float64)
+    checkpoint(0.45)
+    labels = quantise.assign(rgb, maps, palette, tol)
+    checkpoint(0.65)
+    labels = cleanup.remove_speckles(
+        labels,
+        rgb,
+        palette,
+        tol.point,
+        tol.mix,
+        maps.noise,
+        split=tol.split,
+        keep_every_colour=colors is not None,
+    )
+    checkpoint(0.85)
+    palette = _estimate_colours(labels, rgb, maps, palette, tol)
+    labels, palette = _compact(labels, palette)
+    removed, removed_colour = False, None
+    if background is Background.REMOVE:
+        result = remove_background(labels)
+        removed = result.removed
+        if result.index is not None:
+            removed_colour = palette[result.index].copy()
+        labels, palette = _compact(result.labels, palette)
+    checkpoint(1.0)
+    return Segmentation(
+        labels=labels,
+        palette=palette,
+        background_removed=removed,
+        background_color=removed_colour,
+    )
+
+
+def _estimate_colours(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    maps: quantise.PixelMaps,
+    palette: FloatArray,
+    tol: quantise.Tolerances,
+) -> FloatArray:
+    """Step 5: each colour = mean of its flat, fully opaque pixels that really have it.
+
+    Interiors give the artwork's colour without anti-aliasing or edge ringing; pixels further
+    than the noise tolerance from the colour (another artwork colour merged into this one when
+    fewer colours were asked for) are left out. Colours with no such pixels keep their
+    estimate. Cost: O(N).
+    """
+    k = len(palette)
+    if k == 0:
+        return palette
+    lab = labels.ravel()
+    px = rgb.reshape(-1, 3)
+    inner = np.flatnonzero((lab >= 0) & (maps.flat & maps.solid).ravel())
+    # A regular subsample of half a million interior pixels pins a mean to ~0.01.
+    inner = inner[:: max(1, len(inner) // 500_000)]
+    off = px[inner].astype(np.float32) - palette[lab[inner]].astype(np.float32)
+    inner = inner[(off * off).sum(axis=1) <= tol.rgb**2]
+    n = np.bincount(lab[inner], minlength=k)
+    sums = np.stack([np.bincount(lab[inner], px[inner, c], minlength=k) for c in range(3)], 1)
+    out = palette.copy()
+    seen = n > 0
+    out[seen] = sums[seen] / n[seen, None]
+    return out
+
+
+def _compact(labels: IntArray, palette: FloatArray) -> tuple[IntArray, FloatArray]:
+    """Step 7: drop unused colours and merge colours equal after rounding. Cost: O(N)."""
+    k = len(palette)
+    if k == 0:
+        return labels, palette
+    used = np.bincount(labels[labels >= 0], minlength=k) > 0
+    rounded = np.rint(palette).astype(np.int64)
+    key = (rounded[:, 0] << 16) | (rounded[:, 1] << 8) | rounded[:, 2]
+    key = np.where(used, key, -1 - np.arange(k))
+    order = np.flatnonzero(used)
+    _, first, inverse = np.unique(key[order], return_index=True, return_inverse=True)
+    # Keep the original order of first appearance so palette order stays meaningful.
+    rank = np.argsort(np.argsort(first))
+    remap = np.full(k + 1, -1, dtype=np.int32)
+    remap[order] = rank[inverse]
+    new_palette = palette[order[np.sort(first)]]
+    return remap[labels].astype(np.int32), new_palette.astype(np.float64)
