@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install serve test lint system-deps
+.PHONY: install serve test lint system-deps postgres
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	python3 -m venv $(VENV)
@@ -19,6 +19,10 @@ system-deps:
 	@command -v gs >/dev/null && command -v pdftoppm >/dev/null && command -v curl >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ghostscript poppler-utils curl >/dev/null; }
 
+# A throwaway PostgreSQL on loopback for the tests; prints its URL.
+postgres:
+	@.ci/postgres-up
+
 serve: install
 	$(VENV)/bin/printjob serve
 
@@ -28,5 +32,14 @@ lint: install
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
+# The suites run twice: everything on the embedded SQLite (the PostgreSQL storage tests
+# included), then the contract and reliability suites with every server on PostgreSQL.
+# .ci/postgres-up installs PostgreSQL from the Debian packages when it is missing and
+# starts a throwaway cluster on loopback (reused while it runs).
 test: install system-deps lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@url=$$(.ci/postgres-up) && \
+	  echo "== tests on SQLite (PostgreSQL storage tests on $$url)" && \
+	  PRINTJOB_TEST_DATABASE_URL=$$url $(PY) -m pytest $(PYTEST_ARGS) && \
+	  echo "== contract and reliability suites on PostgreSQL" && \
+	  PRINTJOB_TEST_DATABASE_URL=$$url PRINTJOB_TEST_STORAGE=postgresql \
+	    $(PY) -m pytest $(PYTEST_ARGS) $$(ls -d tests/contract tests/reliability 2>/dev/null)

@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,6 +76,27 @@ class FilesystemBlobStore:
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
 
+    def sweep_temp_files(self, older_than_seconds: float) -> int:
+        """Delete temporary files a killed writer left behind; the number deleted.
+
+        A `put` that is killed between creating its temporary file and renaming it leaves
+        the temporary file. One older than `older_than_seconds` (a put takes milliseconds)
+        can belong to no writer still alive, whatever process wrote it.
+        """
+        deadline = time.time() - older_than_seconds
+        removed = 0
+        for directory, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            for name in filenames:
+                if not name.startswith(_TEMP_PREFIX):
+                    continue
+                path = Path(directory) / name
+                with contextlib.suppress(FileNotFoundError):
+                    if path.stat().st_mtime < deadline:
+                        path.unlink()
+                        removed += 1
+        return removed
+
     def keys(self, prefix: str) -> Iterator[str]:
         """Every stored key starting with `prefix`, sorted; temporary files are skipped."""
         found: list[str] = []
@@ -91,7 +113,12 @@ class FilesystemBlobStore:
 
 
 def make_private_dirs(path: Path) -> None:
-    """Create `path` and its missing parents as 0700 directories (whatever the umask)."""
+    """Create `path` and its missing parents as 0700 directories (whatever the umask).
+
+    An existing `path` of this user that group or others may enter (a data directory made
+    beforehand with `mkdir`, say) is made 0700 too: it holds customers' data. Existing
+    parents are left alone.
+    """
     missing: list[Path] = []
     current = path
     while not current.exists():
@@ -101,6 +128,10 @@ def make_private_dirs(path: Path) -> None:
         with contextlib.suppress(FileExistsError):
             directory.mkdir(mode=DIR_MODE)
         os.chmod(directory, DIR_MODE)
+    if not missing:
+        info = os.stat(path)
+        if info.st_mode & 0o077 and info.st_uid == os.getuid():
+            os.chmod(path, DIR_MODE)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -5,10 +5,15 @@
     app.operator.create_account(10)
 
 The data directory (0700), the database schema and the blob directory are created here,
-so any process that bootstraps finds storage ready.
+so any process that bootstraps finds storage ready. `PRINTJOB_DATABASE_URL` selects
+PostgreSQL (`printjob_adapters.postgres`); unset, the embedded SQLite file in the data
+directory. Blobs stay on the filesystem under the data directory either way (with several
+machines: a shared volume).
 """
 
 from __future__ import annotations
+
+from typing import Any, Protocol
 
 import attrs
 
@@ -20,12 +25,52 @@ from printjob_core.ports import Engine, ImageInfo, ImageProbe
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 
 
+class Storage(Protocol):
+    """What the composition root needs of a storage adapter (SQLite or PostgreSQL)."""
+
+    def migrate(self) -> int: ...
+
+    def schema_version(self) -> int: ...
+
+    def unit_of_work(self) -> Any: ...
+
+    def reader(self) -> Any: ...
+
+    def rate_limiter(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
+    """The storage `settings` select, its schema created or upgraded unless told not to."""
+    storage: Storage
+    if settings.database_url is not None:
+        from printjob_adapters.postgres import PostgresStorage
+
+        storage = PostgresStorage(
+            settings.database_url,
+            busy_timeout=settings.busy_timeout_seconds,
+            pool_size=settings.database_pool_size,
+        )
+    else:
+        storage = SqliteStorage(settings.database_path, busy_timeout=settings.busy_timeout_seconds)
+    if migrate:
+        storage.migrate()
+    return storage
+
+
+def job_signal(storage: Storage) -> Any:
+    """A `JobSignal` waking idle workers when the storage can send one (PostgreSQL), else None."""
+    make = getattr(storage, "job_signal", None)
+    return None if make is None else make()
+
+
 @attrs.frozen
 class Container:
     """Everything a process needs, wired once."""
 
     settings: Settings
-    storage: SqliteStorage
+    storage: Storage
     ports: Ports
     api: ApiService
     processing: JobProcessing
@@ -83,8 +128,7 @@ def bootstrap(
     if settings is None:
         settings = Settings.from_env()
     make_private_dirs(settings.data_dir)
-    storage = SqliteStorage(settings.database_path, busy_timeout=settings.busy_timeout_seconds)
-    storage.migrate()
+    storage = open_storage(settings)
     blobs = FilesystemBlobStore(settings.blobs_dir)
     if probe is None:
         probe = LazyProbe() if lazy else default_probe()
@@ -112,4 +156,13 @@ def bootstrap(
     )
 
 
-__all__ = ["Container", "LazyProbe", "bootstrap", "default_engine", "default_probe"]
+__all__ = [
+    "Container",
+    "LazyProbe",
+    "Storage",
+    "bootstrap",
+    "default_engine",
+    "default_probe",
+    "job_signal",
+    "open_storage",
+]

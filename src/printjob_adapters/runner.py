@@ -11,7 +11,8 @@ The loop:
 * every `maintenance_seconds`: `recover()` (running jobs whose lease passed are queued
   again or fail `interrupted`, design decision 9) and `sweep()` (result files past
   `expires_at` deleted, expired idempotency keys forgotten);
-* `claim()` the oldest queued job, or sleep `poll_seconds`;
+* `claim()` the oldest queued job, or sleep `poll_seconds` (with a `JobSignal`, as on
+  PostgreSQL: wait for its wake-up call, polling every `signal_poll_seconds` anyway);
 * run the engine with a progress callback (throttled `report`, which also renews the
   lease) and a cancel check (a throttled `still_running` read);
 * a heartbeat thread renews the lease while a long stage reports nothing, and fails the
@@ -36,7 +37,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from printjob_core.errors import ConversionCancelled, ConversionFailed
 from printjob_core.model import Phase
@@ -47,6 +48,16 @@ log = logging.getLogger("printjob.runner")
 
 #: Exit code of a runner process that gave up on an engine that stopped responding.
 EXIT_WEDGED = 3
+
+
+class JobSignal(Protocol):
+    """An optional wake-up call for idle runners (PostgreSQL `LISTEN`; SQLite has none)."""
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a job may have been queued (True) or `timeout` passed (False)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class _JobState:
@@ -86,6 +97,8 @@ class JobRunner:
         wedged_grace_seconds: float = 60.0,
         on_wedged: Callable[[], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        job_signal: JobSignal | None = None,
+        signal_poll_seconds: float = 1.0,
     ) -> None:
         self.processing = processing
         self.engine = engine
@@ -99,7 +112,12 @@ class JobRunner:
         self.wedged_grace_seconds = wedged_grace_seconds
         self.on_wedged = on_wedged
         self.monotonic = monotonic
+        self.job_signal = job_signal
+        self.signal_poll_seconds = signal_poll_seconds
         self._last_maintenance: float | None = None
+        #: Files no job needs (left by a crash) are looked for this often.
+        self.orphan_seconds = max(maintenance_seconds, min(60.0, lease / 2))
+        self._last_orphan_sweep: float | None = None
 
     # -- the loop --
 
@@ -114,8 +132,19 @@ class JobRunner:
                 log.exception("job runner: unexpected error; carrying on")
                 worked = False
             if not worked:
-                stop.wait(self.poll_seconds)
+                self._idle(stop)
         log.info("job runner stopped (pid %d)", os.getpid())
+
+    def _idle(self, stop: threading.Event) -> None:
+        """Wait for work: the signal's wake-up call, or at worst the next poll."""
+        if self.job_signal is None:
+            stop.wait(self.poll_seconds)
+            return
+        try:
+            self.job_signal.wait(self.signal_poll_seconds)
+        except Exception:
+            log.warning("job runner: the wake-up signal failed; polling", exc_info=True)
+            stop.wait(self.poll_seconds)
 
     def maintain(self, force: bool = False) -> None:
         """Recover dead workers' jobs and sweep expired files, every few seconds."""
@@ -129,6 +158,21 @@ class JobRunner:
         swept = self.processing.sweep()
         if swept:
             log.info("deleted %d expired result file(s)", swept)
+        last = self._last_orphan_sweep
+        if force or last is None or now - last >= self.orphan_seconds:
+            self._last_orphan_sweep = now
+            self._sweep_orphans()
+
+    def _sweep_orphans(self) -> None:
+        """Delete what a crash left behind: files no job needs, stale temporary files."""
+        orphans = self.processing.sweep_orphans()
+        if orphans:
+            log.info("deleted %d stored file(s) no job needs (left by a crash)", orphans)
+        sweep_temp = getattr(self.processing.ports.blobs, "sweep_temp_files", None)
+        if sweep_temp is not None:
+            temp = sweep_temp(self.policy.lease_seconds)
+            if temp:
+                log.info("deleted %d temporary file(s) left by a killed writer", temp)
 
     def run_once(self, stop: threading.Event | None = None) -> bool:
         """Claim and process one job; False when the queue was empty."""
@@ -322,7 +366,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     `settings` is a `printjob_adapters.settings.Settings`. A supervised worker also
     stops when its parent (the server) is gone.
     """
-    from printjob_adapters.bootstrap import bootstrap
+    from printjob_adapters.bootstrap import bootstrap, job_signal
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
@@ -343,13 +387,19 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     container = bootstrap(settings)
     if container.engine is None:
         raise SystemExit("printjob worker: the tracing engine could not be loaded")
+    wake = job_signal(container.storage)
     runner = JobRunner(
-        container.processing, container.engine, on_wedged=lambda: os._exit(EXIT_WEDGED)
+        container.processing,
+        container.engine,
+        on_wedged=lambda: os._exit(EXIT_WEDGED),
+        job_signal=wake,
     )
     try:
         runner.run(stop)
     finally:
+        if wake is not None:
+            wake.close()
         container.close()
 
 
-__all__ = ["EXIT_WEDGED", "JobRunner", "install_stop_signals", "worker_main"]
+__all__ = ["EXIT_WEDGED", "JobRunner", "JobSignal", "install_stop_signals", "worker_main"]

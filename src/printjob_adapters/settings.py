@@ -34,6 +34,7 @@ LEASE_SECONDS = "PRINTJOB_LEASE_SECONDS"
 JOB_TIME_BUDGET = "PRINTJOB_JOB_TIME_BUDGET_SECONDS"
 BUSY_TIMEOUT = "PRINTJOB_BUSY_TIMEOUT_SECONDS"
 DATABASE_URL = "PRINTJOB_DATABASE_URL"
+DATABASE_POOL_SIZE = "PRINTJOB_DATABASE_POOL_SIZE"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -55,6 +56,7 @@ KNOWN_VARIABLES = frozenset(
         JOB_TIME_BUDGET,
         BUSY_TIMEOUT,
         DATABASE_URL,
+        DATABASE_POOL_SIZE,
     }
 )
 
@@ -100,8 +102,11 @@ class Settings:
     job_time_budget_seconds: int = _DEFAULT_POLICY.job_time_budget_seconds
     #: How long a write waits for the database lock before answering 503 server_busy.
     busy_timeout_seconds: float = 5.0
-    #: Reserved for the PostgreSQL adapter; must be unset for now.
+    #: `postgresql://...`: jobs, accounts and the queue in PostgreSQL (shared by processes on
+    #: several machines); None: the embedded SQLite file in the data directory.
     database_url: str | None = None
+    #: Most PostgreSQL connections one process holds at once.
+    database_pool_size: int = 10
 
     @property
     def database_path(self) -> Path:
@@ -177,10 +182,14 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         return value.strip()
 
     database_url = text(DATABASE_URL)
-    if database_url is not None:
+    if database_url is not None and (
+        not database_url.startswith(("postgresql://", "postgres://"))
+        or any(c.isspace() for c in database_url)
+    ):
+        # The value may hold a password: never echo it.
         raise SettingsError(
-            f"{DATABASE_URL} is set, but PostgreSQL is not available yet; unset it to use "
-            f"the embedded database in {DATA_DIR}"
+            f"{DATABASE_URL} must be a postgresql:// address (postgresql://USER:PASSWORD@HOST:"
+            f"PORT/DATABASE), or unset to use the embedded database in {DATA_DIR}"
         )
 
     def number(name: str, default: N, minimum: N, kind: Callable[[str], N] = int) -> N:
@@ -223,6 +232,8 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         lease_seconds=number(LEASE_SECONDS, defaults.lease_seconds, 1),
         job_time_budget_seconds=number(JOB_TIME_BUDGET, defaults.job_time_budget_seconds, 1),
         busy_timeout_seconds=number(BUSY_TIMEOUT, defaults.busy_timeout_seconds, 0.0, float),
+        database_url=database_url,
+        database_pool_size=number(DATABASE_POOL_SIZE, defaults.database_pool_size, 1),
     )
 
 

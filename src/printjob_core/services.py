@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from datetime import datetime
 
 import attrs
 
@@ -368,6 +369,8 @@ class JobProcessing:
     def __init__(self, ports: Ports) -> None:
         self.ports = ports
         self.policy = ports.policy
+        #: Stored files found unneeded, and since when (see `sweep_orphans`).
+        self._unneeded_since: dict[str, datetime] = {}
 
     def claim(self) -> Claim | None:
         """Take the oldest queued job: queued -> running, under a lease."""
@@ -508,6 +511,41 @@ class JobProcessing:
         for before, after in changed:
             _drop_upload(self.ports.blobs, before, after)
         return [after for _, after in changed]
+
+    def sweep_orphans(self) -> int:
+        """Delete stored files no job needs any more; the number deleted.
+
+        A crash can leave them: an image stored by a submission whose transaction never
+        committed, the image of a job that ended just before its deletion, a result written
+        by a worker killed before it recorded success. The image of a job that no longer
+        runs must not be kept (contract section 1, design decision 10). A submission stores
+        the image, and a worker the result, just before the transaction that records it, so
+        a file is deleted only once it has been seen unneeded for a whole lease; calls every
+        few seconds from one long-lived object (the job runner) are expected.
+        """
+        now = self.ports.clock.now()
+        keys = [*self.ports.blobs.keys("uploads/"), *self.ports.blobs.keys("results/")]
+        unneeded: set[str] = set()
+        with self.ports.reader() as uow:
+            for key in keys:
+                match = JOB_ID.search(key)
+                if match is None:
+                    continue  # not a name this service writes: leave it alone
+                job = uow.jobs.get(match.group(0))
+                if job is None:
+                    unneeded.add(key)
+                elif key.startswith("uploads/"):
+                    if job.is_final or job.image_key != key:
+                        unneeded.add(key)
+                elif job.result_key != key:
+                    unneeded.add(key)
+        seen = {key: self._unneeded_since.get(key, now) for key in unneeded}
+        due = [key for key, since in seen.items() if now - since >= self.policy.lease]
+        for key in due:
+            self.ports.blobs.delete(key)
+            del seen[key]
+        self._unneeded_since = seen
+        return len(due)
 
     def sweep(self) -> int:
         """Delete result files past their expiry and forget expired idempotency keys."""

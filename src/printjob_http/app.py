@@ -234,9 +234,46 @@ def create_app(container: Container) -> Litestar:
         view = job_view(job, f"{base}/v1/jobs/{job.id}/result")
         return json_response(to_json(view), status, headers)
 
-    async def authenticate(request: Request[Any, Any, Any]) -> Account:
+    def credentials(request: Request[Any, Any, Any]) -> tuple[str | None, str]:
+        """The Authorization header and the client's address, for `ApiService.authenticate`."""
         address = client_address(request.scope, request.headers.items(), trusted)
-        return await _in_thread(api.authenticate, request.headers.get("authorization"), address)
+        sent = request.headers.getall("authorization", [])
+        # Two Authorization headers are not one credential (RFC 9110 11.6.2): refused as a
+        # malformed key, whichever of them a proxy in front may have looked at.
+        authorization = sent[0] if len(sent) == 1 else ("Bearer" if sent else None)
+        return authorization, address
+
+    async def authenticate(request: Request[Any, Any, Any]) -> Account:
+        return await _in_thread(api.authenticate, *credentials(request))
+
+    # A storage that can try an operation without ever waiting (SQLite: `nonblocking()`)
+    # lets the event loop run a read itself; a trip to the thread pool costs several times
+    # the few SQLite statements of a read, and under load the loop and the pool's threads
+    # fight for the GIL. Whatever would wait goes to the pool as before.
+    storage = getattr(container, "storage", None)
+    loop_mode: Callable[[], Any] | None = getattr(storage, "nonblocking", None)
+    would_block: tuple[type[Exception], ...] = getattr(storage, "would_block", ())
+
+    async def as_account(
+        request: Request[Any, Any, Any],
+        operation: Callable[..., T],
+        *args: Any,
+        on_loop: bool = False,
+    ) -> T:
+        """Authenticate and run `operation(account, *args)`: on the loop when `on_loop` and the
+        storage allows it without waiting, else in one trip to the thread pool."""
+        authorization, address = credentials(request)
+
+        def run() -> T:
+            return operation(api.authenticate(authorization, address), *args)
+
+        if on_loop and loop_mode is not None:
+            try:
+                with loop_mode():
+                    return run()
+            except would_block:
+                pass  # it would have waited: do it where waiting is fine
+        return await _in_thread(run)
 
     def refuse_submission(account: Account, error: ProblemError) -> ProblemError:
         """A refusal decided here still counts as a submission, so 429 keeps its place.
@@ -306,20 +343,17 @@ def create_app(container: Container) -> Litestar:
 
     @get("/v1/jobs/{job_id:str}")
     async def read_job(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
-        account = await authenticate(request)
-        job = await _in_thread(api.get_job, account, job_id)
+        job = await as_account(request, api.get_job, job_id, on_loop=True)
         return job_answer(request, job)
 
     @post("/v1/jobs/{job_id:str}/cancel", status_code=200)
     async def cancel_job(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
-        account = await authenticate(request)
-        job = await _in_thread(api.cancel, account, job_id)
+        job = await as_account(request, api.cancel, job_id)
         return job_answer(request, job)
 
     @get("/v1/jobs/{job_id:str}/result")
     async def download(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
-        account = await authenticate(request)
-        job, data = await _in_thread(api.result, account, job_id)
+        job, data = await as_account(request, api.result, job_id)
         fmt = job.options.format
         return Response(
             content=data,
@@ -333,8 +367,7 @@ def create_app(container: Container) -> Litestar:
 
     @get("/v1/account")
     async def read_account(request: Request[Any, Any, Any]) -> Response[bytes]:
-        account = await authenticate(request)
-        view = await _in_thread(api.account, account)
+        view = await as_account(request, api.account, on_loop=True)
         return json_response(to_json(view))
 
     openapi_cache: list[bytes] = []

@@ -117,6 +117,30 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Create or upgrade the schema of the configured database (SQLite or PostgreSQL)."""
+    from printjob_adapters.blobs import make_private_dirs
+    from printjob_adapters.bootstrap import open_storage
+
+    settings = _settings()
+    if settings.database_url is None:
+        make_private_dirs(settings.data_dir)
+    storage = open_storage(settings, migrate=False)
+    try:
+        before = storage.schema_version()
+        after = storage.migrate()
+    finally:
+        storage.close()
+    kind = "sqlite" if settings.database_url is None else "postgresql"
+    if args.json:
+        _print_json({"database": kind, "schema_version": after, "previous_version": before})
+    elif before == after:
+        print(f"{kind} schema is up to date (version {after})")
+    else:
+        print(f"{kind} schema upgraded from version {before} to {after}")
+    return EXIT_OK
+
+
 def cmd_openapi(args: argparse.Namespace) -> int:
     settings = _settings()
     try:
@@ -346,6 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
     key_revoke.add_argument("key_id", metavar="KEY_ID")
     key_revoke.set_defaults(run=cmd_keys_revoke)
 
+    db = commands.add_parser("db", help="database maintenance")
+    db_commands = db.add_subparsers(dest="action", metavar="ACTION", required=True)
+    upgrade = db_commands.add_parser(
+        "upgrade", help="create or upgrade the database schema (also done on start)"
+    )
+    upgrade.add_argument("--json", action="store_true", help="print JSON")
+    upgrade.set_defaults(run=cmd_db_upgrade)
+
     openapi = commands.add_parser("openapi", help="print the OpenAPI document")
     openapi.set_defaults(run=cmd_openapi)
 
@@ -418,6 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(str(exc) or type(exc).__name__)
     except sqlite3.Error as exc:
         return _error(f"database error: {exc}")
+    except Exception as exc:
+        if type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
+            return _error(f"database error: {type(exc).__name__}: {exc}")
+        raise
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         return _error(f"{exc.strerror or exc}{where}")

@@ -185,7 +185,11 @@ def create_demo(container: Any, base_url: str) -> str:
     _key, secret = operator.create_key(account.id)
     sample = Path(container.settings.data_dir) / "demo" / "sample.png"
     sample.parent.mkdir(mode=0o700, exist_ok=True)
-    sample.write_bytes(_sample_image())
+    # 0600 like every file of the data directory, whatever the umask.
+    fd = os.open(sample, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(_sample_image())
     return (
         "\n"
         "printjob: first start with an empty data directory "
@@ -252,6 +256,7 @@ def serve(
 
     from printjob_adapters.bootstrap import bootstrap
     from printjob_http.app import create_app
+    from printjob_http.protocol import bounded_protocol
 
     _configure_logging()
     count = settings.workers if workers is None else workers
@@ -260,7 +265,8 @@ def serve(
         "host": host,
         "port": port,
         "loop": "uvloop",
-        "http": "httptools",
+        # httptools, with the request head bounded (it has no limit of its own).
+        "http": bounded_protocol(settings.docs_url),
         "lifespan": "on",
         "access_log": True,  # method, path and status: never a header
         "proxy_headers": False,  # X-Forwarded-For is judged by the app (trusted proxies)

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 from PIL import Image, ImageDraw
 
+from tests.postgres_support import database_for, use_postgres_servers
+
 ROOT = Path(__file__).resolve().parents[2]
 FINAL = ("succeeded", "failed", "canceled")
 PROBLEM_JSON = "application/problem+json"
@@ -40,6 +42,9 @@ def free_port() -> int:
 def base_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRINTJOB_")}
     env["PRINTJOB_DATA_DIR"] = str(data_dir)
+    if use_postgres_servers():
+        # PRINTJOB_TEST_STORAGE=postgresql: one database per data directory.
+        env["PRINTJOB_DATABASE_URL"] = database_for(data_dir)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

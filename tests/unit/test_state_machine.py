@@ -9,7 +9,9 @@ design decisions 9-10).
 
 The storage is a parameter: `TestCoreWithFakes` runs the machine over the in-memory fakes,
 `TestCoreWithSqlite` over the real SQLite adapter and the filesystem blob store (a fresh
-directory per example). Time and ids stay fake in both, so leases and expiries are exact.
+directory per example), `TestCoreWithPostgres` over the PostgreSQL adapter (one database
+for the session, emptied before each example; fewer examples, each costs round trips).
+Time and ids stay fake in all three, so leases and expiries are exact.
 """
 
 from __future__ import annotations
@@ -701,6 +703,42 @@ class SqliteMachine(CoreMachine):
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
+_POSTGRES: dict[str, object] = {}
+
+
+def _postgres_storage() -> object:
+    """One PostgreSQL storage for the session (tests/postgres_support.py starts the server)."""
+    if "storage" not in _POSTGRES:
+        from printjob_adapters.postgres import open_storage as open_postgres
+        from tests.postgres_support import create_database
+
+        _POSTGRES["storage"] = open_postgres(create_database())
+    return _POSTGRES["storage"]
+
+
+class PostgresMachine(CoreMachine):
+    def make_ports(self, clock: FakeClock, ids: FakeIds) -> Ports:
+        from printjob_adapters.blobs import FilesystemBlobStore
+
+        storage = _postgres_storage()
+        with storage.connection() as conn:  # type: ignore[attr-defined]
+            conn.execute("TRUNCATE rate_counts, idempotency_keys, jobs, api_keys, accounts")
+        self.directory = tempfile.mkdtemp(prefix="printjob-machine-", dir=_fast_temp_root())
+        return Ports(
+            uow=storage.unit_of_work,  # type: ignore[attr-defined]
+            reader=storage.reader,  # type: ignore[attr-defined]
+            clock=clock,
+            ids=ids,
+            blobs=FilesystemBlobStore(Path(self.directory) / "blobs"),
+            limiter=storage.rate_limiter(),  # type: ignore[attr-defined]
+            probe=FakeImageProbe(),
+        )
+
+    def close_ports(self) -> None:
+        with contextlib.suppress(AttributeError):
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
 # The profile (tests/conftest.py) sets max_examples: a few dozen locally, 200 in CI.
 _SETTINGS = settings(
     stateful_step_count=STEP_COUNT,
@@ -710,6 +748,9 @@ _SETTINGS = settings(
 
 FakesMachine.TestCase.settings = _SETTINGS
 SqliteMachine.TestCase.settings = _SETTINGS
+# Kept cheap: the same rules as SQLite, a fixed few dozen examples.
+PostgresMachine.TestCase.settings = settings(_SETTINGS, max_examples=25)
 
 TestCoreWithFakes = FakesMachine.TestCase
 TestCoreWithSqlite = SqliteMachine.TestCase
+TestCoreWithPostgres = PostgresMachine.TestCase

@@ -66,6 +66,11 @@ JUNCTION_LOOKAHEAD = 3
 END_TANGENT_REACH = 3
 #: First reach (points) tried for a segment.
 MIN_REACH = 8
+#: Reaches tried per run and round of the search.
+PROBES = 6
+#: Reaches tried first for a later segment, as multiples of the previous segment's length
+#: (finest near 1, where the answer usually is).
+_AROUND = (0.5, 0.7, 0.85, 1.0, 1.125, 1.25, 1.5, 2.0)
 
 
 @attrs.frozen(eq=False)
@@ -405,12 +410,15 @@ def fit_runs(
     """Step 3 for many runs at once: each run to as few segments as fit within `tol`.
 
     Greedy from each run's start: a segment reaches as far as one line or cubic still
-    fits (found by doubling the reach, then bisecting between the last success and the
-    first failure), and the next one leaves with the data's own tangent there. Greedy
-    reach is optimal for covering a run with fewest pieces, given that a shorter piece
-    fits whenever a longer one does (near enough for fitting). Every round tries one
-    candidate for all unfinished runs together (`_try`, whole-array work), and only the
-    search bookkeeping is per run. O(segments × log(run length)) attempts, each on at
+    fits, and the next one leaves with the data's own tangent there. Greedy reach is
+    optimal for covering a run with fewest pieces, given that a shorter piece fits
+    whenever a longer one does (near enough for fitting). The reach is searched with
+    several probes per round: first the whole run and a doubling sequence of reaches
+    (from `MIN_REACH`, or the previous segment's length), then `PROBES` evenly spaced
+    reaches between the last success and the first failure. Every round tries all
+    probes of all unfinished runs together (`_try`, whole-array work), so the number
+    of rounds, not of attempts, sets the Python overhead; only the search bookkeeping
+    is per run. O(segments × log(run length) / log(PROBES)) rounds, each attempt on at
     most `FIT_POINTS` points."""
     count = len(runs)
     if count == 0:
@@ -421,71 +429,112 @@ def fit_runs(
     t_end = np.array([r.t2 for r in runs], dtype=np.float64)
     t_in = np.array([r.t1 for r in runs], dtype=np.float64)
     tols = tol * np.array([r.slack for r in runs], dtype=np.float64)
-    last = n - 1
-    start = np.zeros(count, dtype=np.int64)
-    cand = last.copy()
-    lo = np.ones(count, dtype=np.int64)
-    hi = last.copy()
-    best = np.full(count, -1, dtype=np.int64)
-    best_seg = np.zeros((count, 3, 2))
-    best_line = np.zeros(count, dtype=bool)
-    step = np.zeros(count, dtype=np.int64)
-    doubling = np.ones(count, dtype=bool)
+    last_l = (n - 1).tolist()
+    n_l = n.tolist()
+    off_l = off.tolist()
+    start = [0] * count
+    lo = [1] * count
+    hi = list(last_l)
+    best = [-1] * count
+    best_seg: list[np.ndarray | None] = [None] * count
+    best_line = [False] * count
+    step = [0] * count
+    doubling = [True] * count
     out: list[list[np.ndarray]] = [[] for _ in range(count)]
     out_lines: list[list[bool]] = [[] for _ in range(count)]
-    active = np.arange(count)
+    active = list(range(count))
     done = 0
-    while len(active):
+    while active:
+        row_run: list[int] = []
+        row_cand: list[int] = []
+        probes: list[list[int]] = []
+        for r in active:
+            i = start[r]
+            if doubling[r] and step[r] < 0:
+                # A later segment: reaches around the previous segment's length, finely
+                # enough that one round usually settles it.
+                length = -step[r]
+                c = sorted({min(i + max(1, round(length * f)), hi[r]) for f in _AROUND} - {i})
+                c = [j for j in c if j >= lo[r]]
+                step[r] = 2 * length + 1
+            elif doubling[r]:
+                # The whole run first (a run's first segment only), then doubling reaches.
+                s0 = step[r] if step[r] else MIN_REACH
+                c = [last_l[r]] if step[r] == 0 else []
+                for k in range(PROBES):
+                    nxt = min(i + s0 * (1 << k), hi[r])
+                    if nxt >= lo[r] and (not c or nxt > c[-1]):
+                        c.append(nxt)
+                    if nxt >= hi[r]:
+                        break
+                c.sort()
+                step[r] = s0 << PROBES
+            else:
+                width = hi[r] - lo[r] + 1
+                c = sorted({lo[r] + (width * k) // (PROBES + 1) for k in range(1, PROBES + 1)})
+            probes.append(c)
+            row_run.extend([r] * len(c))
+            row_cand.extend(c)
+        rr = np.array(row_run, dtype=np.int64)
         ok, seg, line = _try(
             pts,
-            off[active],
-            last[active],
-            start[active],
-            cand[active],
-            t_in[active],
-            t_end[active],
-            tols[active],
+            off[rr],
+            (n - 1)[rr],
+            np.array([start[r] for r in row_run], dtype=np.int64),
+            np.array(row_cand, dtype=np.int64),
+            t_in[rr],
+            t_end[rr],
+            tols[rr],
         )
+        ok_l = ok.tolist()
+        line_l = line.tolist()
         keep: list[int] = []
-        for r, good, sg, ln in zip(active.tolist(), ok.tolist(), seg, line.tolist(), strict=True):
-            i, j = int(start[r]), int(cand[r])
-            if good:
-                best[r], best_seg[r], best_line[r], lo[r] = j, sg, ln, j + 1
-            else:
-                hi[r] = j - 1
-            finish = good and j == last[r]
-            if not finish and doubling[r]:
-                if good or step[r] == 0:
-                    step[r] = MIN_REACH if step[r] == 0 else 2 * step[r]
-                    nxt = min(i + int(step[r]), int(hi[r]))
-                    if nxt > j or (not good and nxt >= lo[r]):
-                        cand[r] = nxt
-                        keep.append(r)
-                        continue
+        row = 0
+        for r, c in zip(active, probes, strict=True):
+            i = start[r]
+            first_fail = -1
+            whole = False
+            for q, j in enumerate(c):
+                if ok_l[row + q]:
+                    if j == last_l[r]:
+                        whole = True
+                        best[r], best_seg[r], best_line[r] = j, seg[row + q], line_l[row + q]
+                        break
+                    if first_fail < 0:
+                        best[r], best_seg[r], best_line[r] = j, seg[row + q], line_l[row + q]
+                        lo[r] = j + 1
+                elif first_fail < 0:
+                    first_fail = q
+                    hi[r] = j - 1
+            row += len(c)
+            if not whole:
+                if first_fail >= 0:
+                    doubling[r] = False
+                if doubling[r] and lo[r] <= hi[r]:
+                    keep.append(r)
+                    continue
                 doubling[r] = False
-            if not finish:
-                slack = max(1, (int(best[r]) - i) // 8) if best[r] >= 0 else 1
+                slack = max(1, (best[r] - i) // 8) if best[r] >= 0 else 1
                 if lo[r] <= hi[r] and hi[r] - lo[r] + 1 >= slack:
-                    cand[r] = (lo[r] + hi[r]) // 2
                     keep.append(r)
                     continue
             # Finish this segment.
             if best[r] < 0:
-                p = pts[off[r] + i + 1]
-                best[r], best_seg[r], best_line[r] = i + 1, (p, p, p), True
-            out[r].append(best_seg[r].copy())
+                p = pts[off_l[r] + i + 1]
+                best[r], best_seg[r], best_line[r] = i + 1, np.stack([p, p, p]), True
+            out[r].append(np.array(best_seg[r], copy=True))
             out_lines[r].append(bool(best_line[r]))
-            b = int(best[r])
-            if b >= last[r]:
+            b = best[r]
+            if b >= last_l[r]:
                 done += 1
                 continue
-            t_in[r] = -_tangent_back(pts[off[r] : off[r] + n[r]], b, t_end[r])
-            step[r] = max(MIN_REACH, b - i)
-            start[r], cand[r] = b, min(b + int(step[r]), int(last[r]))
-            lo[r], hi[r], best[r] = b + 1, last[r], -1
+            t_in[r] = -_tangent_back(pts[off_l[r] : off_l[r] + n_l[r]], b, t_end[r])
+            step[r] = -max(MIN_REACH, b - i)
+            start[r] = b
+            lo[r], hi[r], best[r] = b + 1, last_l[r], -1
             doubling[r] = True
             keep.append(r)
-        active = np.array(keep, dtype=np.int64)
+        active = keep
         if progress is not None:
             progress(done / count)
     return [
@@ -532,10 +581,13 @@ def _try(
     rms2 = (RMS_SHARE * tol) ** 2
     tol2 = tol * tol
     # Line test (padding repeats the end point: distance 0).
-    length2 = (chord * chord).sum(axis=1)
-    t = np.clip((rel * chord[:, None]).sum(axis=2) / np.maximum(length2, 1e-12)[:, None], 0, 1)
-    d = rel - t[..., None] * chord[:, None]
-    d2 = (d * d).sum(axis=2)
+    rx, ry = rel[..., 0], rel[..., 1]
+    cx, cy = chord[:, 0:1], chord[:, 1:2]
+    length2 = chord[:, 0] ** 2 + chord[:, 1] ** 2
+    t = np.clip((rx * cx + ry * cy) / np.maximum(length2, 1e-12)[:, None], 0, 1)
+    dx = rx - t * cx
+    dy = ry - t * cy
+    d2 = dx * dx + dy * dy
     line = (span <= 1) | ((d2.max(axis=1) <= tol2) & (d2.sum(axis=1) <= rms2 * used))
     seg = np.repeat(p3[:, None], 3, axis=1)
     ok = line.copy()
@@ -554,7 +606,8 @@ def _try(
     t2 = np.where((j >= last[todo])[:, None], t_end[todo], back)
     t1 = t_in[todo]
     sub = rel[todo]
-    steps = np.sqrt((np.diff(sub, axis=1) ** 2).sum(axis=2))
+    diff = np.diff(sub, axis=1)
+    steps = np.hypot(diff[..., 0], diff[..., 1])
     u = np.concatenate([np.zeros((len(todo), 1)), np.cumsum(steps, axis=1)], axis=1)
     u /= np.maximum(u[:, -1:], 1e-12)
     ch = chord[todo]
@@ -585,17 +638,25 @@ def _cubic(
     used: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Least-squares tangent lengths per row (points relative to the start), the
-    cubic's control points and end (relative), and its largest and mean squared error."""
+    cubic's control points and end (relative), and its largest and mean squared error.
+    x and y are handled as separate (rows, points) arrays: NumPy reductions over a last
+    axis of length 2 cost more than the arithmetic."""
+    rx, ry = rel[..., 0], rel[..., 1]
+    cx, cy = chord[:, 0:1], chord[:, 1:2]
+    t1x, t1y = t1[:, 0:1], t1[:, 1:2]
+    t2x, t2y = t2[:, 0:1], t2[:, 1:2]
     v = 1.0 - u
     b1 = 3.0 * u * v * v
     b2 = 3.0 * u * u * v
     b3 = u * u * u
-    tmp = rel - (b2 + b3)[..., None] * chord[:, None]
-    c00 = (b1 * b1).sum(axis=1)
-    c11 = (b2 * b2).sum(axis=1)
-    c01 = (b1 * b2).sum(axis=1) * (t1 * t2).sum(axis=1)
-    r0 = (b1 * (tmp * t1[:, None]).sum(axis=2)).sum(axis=1)
-    r1 = (b2 * (tmp * t2[:, None]).sum(axis=2)).sum(axis=1)
+    b23 = b2 + b3
+    tmpx = rx - b23 * cx
+    tmpy = ry - b23 * cy
+    c00 = np.einsum("ij,ij->i", b1, b1)
+    c11 = np.einsum("ij,ij->i", b2, b2)
+    c01 = np.einsum("ij,ij->i", b1, b2) * (t1[:, 0] * t2[:, 0] + t1[:, 1] * t2[:, 1])
+    r0 = np.einsum("ij,ij->i", b1, tmpx * t1x + tmpy * t1y)
+    r1 = np.einsum("ij,ij->i", b2, tmpx * t2x + tmpy * t2y)
     det = c00 * c11 - c01 * c01
     seg_len = np.hypot(chord[:, 0], chord[:, 1])
     safe = np.abs(det) > 1e-12
@@ -608,28 +669,30 @@ def _cubic(
     a2 = np.where(sane, a2, seg_len / 3)
     c1 = a1[:, None] * t1
     c2 = chord + a2[:, None] * t2
-    err = (
-        b1[..., None] * c1[:, None]
-        + b2[..., None] * c2[:, None]
-        + b3[..., None] * chord[:, None]
-        - rel
-    )
-    e2 = (err * err).sum(axis=2)
+    ex = b1 * c1[:, 0:1] + b2 * c2[:, 0:1] + b3 * cx - rx
+    ey = b1 * c1[:, 1:2] + b2 * c2[:, 1:2] + b3 * cy - ry
+    e2 = ex * ex + ey * ey
     bez = np.stack([c1, c2, chord], axis=1)
     return bez, e2.max(axis=1), e2.sum(axis=1) / used
 
 
 def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One Newton step per point towards the curve parameter closest to it (rows of
-    points relative to the start; `bez` the relative control points and end)."""
-    p1, p2, p3 = bez[:, 0, None], bez[:, 1, None], bez[:, 2, None]
-    v = (1.0 - u)[..., None]
-    w = u[..., None]
-    q = 3 * w * v * v * p1 + 3 * w * w * v * p2 + w**3 * p3 - rel
-    q1 = 3 * v * v * p1 + 6 * w * v * (p2 - p1) + 3 * w * w * (p3 - p2)
-    q2 = 6 * v * (p2 - 2 * p1) + 6 * w * (p3 - 2 * p2 + p1)
-    num = (q * q1).sum(axis=2)
-    den = (q1 * q1).sum(axis=2) + (q * q2).sum(axis=2)
+    points relative to the start; `bez` the relative control points and end). x and y
+    as separate (rows, points) arrays, as in `_cubic`."""
+    v = 1.0 - u
+    w = u
+    num = np.zeros_like(u)
+    den = np.zeros_like(u)
+    for axis in (0, 1):
+        p1 = bez[:, 0, axis : axis + 1]
+        p2 = bez[:, 1, axis : axis + 1]
+        p3 = bez[:, 2, axis : axis + 1]
+        q = 3 * w * v * v * p1 + 3 * w * w * v * p2 + w**3 * p3 - rel[..., axis]
+        q1 = 3 * v * v * p1 + 6 * w * v * (p2 - p1) + 3 * w * w * (p3 - p2)
+        q2 = 6 * v * (p2 - 2 * p1) + 6 * w * (p3 - 2 * p2 + p1)
+        num += q * q1
+        den += q1 * q1 + q * q2
     safe = np.abs(den) > 1e-12
     out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
     out[:, 0] = 0.0

@@ -60,7 +60,8 @@ def face_colors(graph: BoundaryGraph, premultiplied: np.ndarray, palette: np.nda
 def premultiply(rgba: np.ndarray) -> np.ndarray:
     """(H, W, 4) uint8 straight alpha to float32 premultiplied RGBA, 0..255. O(pixels)."""
     out = rgba.astype(np.float32)
-    out[..., :3] *= out[..., 3:4] / 255.0
+    if not (rgba[..., 3] == 255).all():
+        out[..., :3] *= out[..., 3:4] / 255.0
     return out
 
 
@@ -72,8 +73,6 @@ def crack_shifts(graph: BoundaryGraph, premultiplied: np.ndarray, colors: np.nda
     boundary too) shares its coverage with that other crack, so each side takes half."""
     faces = graph.faces
     h, w = graph.height, graph.width
-    padded = np.zeros((h + 2, w + 2, 4), dtype=np.float32)
-    padded[1:-1, 1:-1] = premultiplied
     d = graph.crack_dir
     lr, lc = graph.left_pixels()
     rr, rc = graph.right_pixels()
@@ -87,8 +86,12 @@ def crack_shifts(graph: BoundaryGraph, premultiplied: np.ndarray, colors: np.nda
     den = np.where(usable, den, 1.0)
     diff = np.where(usable[:, None], diff, 0.0)
     b = np.where(usable[:, None], b, 0.0)
-    cover_left = np.einsum("ij,ij->i", padded[lr, lc] - b, diff) / den
-    cover_right = np.einsum("ij,ij->i", padded[rr, rc] - b, diff) / den
+    # Pixels outside the image have no colour (NaN face colour): such cracks are not
+    # usable, so any in-image pixel may stand in for them (clipped indices, no padded copy).
+    left_px = premultiplied[np.clip(lr - 1, 0, h - 1), np.clip(lc - 1, 0, w - 1)]
+    right_px = premultiplied[np.clip(rr - 1, 0, h - 1), np.clip(rc - 1, 0, w - 1)]
+    cover_left = np.einsum("ij,ij->i", left_px - b, diff) / den
+    cover_right = np.einsum("ij,ij->i", right_px - b, diff) / den
     cover_left = np.clip(cover_left, 0.0, 1.0)
     cover_right = np.clip(cover_right, 0.0, 1.0)
     # The pixel beyond the left pixel, one step further along the left normal.

@@ -94,9 +94,17 @@ def test_bad_values_name_the_variable(name: str, value: str) -> None:
         Settings.from_env({name: value})
 
 
-def test_database_url_is_reserved() -> None:
-    with pytest.raises(SettingsError, match="PostgreSQL is not available yet"):
-        Settings.from_env({"PRINTJOB_DATABASE_URL": "postgresql://localhost/printjob"})
+def test_database_url_selects_postgresql() -> None:
+    url = "postgresql://printjob:secret@db.internal:5432/printjob"
+    settings = Settings.from_env({"PRINTJOB_DATABASE_URL": url, "PRINTJOB_DATABASE_POOL_SIZE": "4"})
+    assert settings.database_url == url
+    assert settings.database_pool_size == 4
+
+
+def test_database_url_must_be_postgresql_and_is_never_echoed() -> None:
+    with pytest.raises(SettingsError, match="PRINTJOB_DATABASE_URL") as caught:
+        Settings.from_env({"PRINTJOB_DATABASE_URL": "mysql://u:hunter2@db/printjob"})
+    assert "hunter2" not in str(caught.value)
 
 
 def test_settings_file_and_the_environment_wins(tmp_path: Path) -> None:

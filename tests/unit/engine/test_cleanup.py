@@ -72,3 +72,31 @@ def test_transparent_pixels_stay_transparent() -> None:
     labels[4, 4] = 1
     out = remove_speckles(labels, image(np.maximum(labels, 0)), PALETTE, 2.0, 8.0, 10.0)
     assert (out == labels).all()
+
+
+def test_components_grid_agrees_with_graph_for_many_colours() -> None:
+    from printjob_adapters.engine.cleanup import _components_grid
+
+    labels = np.random.default_rng(1).integers(-1, 9, (40, 50)).astype(np.int32)
+    comp, n = _components_grid(labels)
+    comp2, _ = _components_graph(labels)
+    inside = labels >= 0
+    pairs = np.unique(np.stack([comp[inside], comp2[inside]], 1), axis=0)
+    assert len(pairs) == len(np.unique(comp[inside])) == len(np.unique(comp2[inside]))
+    assert (comp[~inside] == 0).all() and comp.max() < n
+
+
+def test_merge_specks_leaves_no_small_component_and_never_swaps() -> None:
+    from printjob_adapters.engine.cleanup import components, merge_specks
+
+    labels = np.zeros((40, 40), np.int32)
+    labels[:, 20:] = 2
+    labels[5, 5] = 1  # a lone speck in white
+    labels[10:12, 30:32] = 1  # a 2x2 speck in blue
+    labels[20, 19] = 2  # two touching specks of different colours
+    labels[20, 18] = 1
+    out = merge_specks(labels, image(labels), PALETTE, max_size=8)
+    comp, n = components(out)
+    size = np.bincount(comp.ravel(), minlength=n)
+    assert ((size[1:] == 0) | (size[1:] >= 8)).all()
+    assert out[5, 5] == 0 and (out[10:12, 30:32] == 2).all()

@@ -316,3 +316,60 @@ def test_exact_count_on_noise_is_exact() -> None:
         seg = run(arr, colors=k)
         assert_well_formed(seg, (48, 48))
         assert len(seg.palette) == k
+
+
+def _photo_like(size: int = 160) -> np.ndarray:
+    """A smooth two-axis gradient with strong per-pixel noise: a photo's texture."""
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float64)
+    base = np.stack([xx / size * 200 + 20, yy / size * 200 + 20, (xx + yy) / size * 100 + 40], 2)
+    noisy = base + np.random.default_rng(11).normal(0, 18, base.shape)
+    arr = np.full((size, size, 4), 255, np.uint8)
+    arr[..., :3] = np.clip(noisy, 0, 255).astype(np.uint8)
+    return arr
+
+
+def _tiny_components(labels: np.ndarray, limit: int = 8) -> int:
+    from printjob_adapters.engine.cleanup import components
+
+    comp, n = components(labels)
+    size = np.bincount(comp.ravel(), minlength=n)
+    size[0] = 0
+    return int(((size > 0) & (size < limit)).sum())
+
+
+def test_speck_filter_keeps_thin_line_and_dot_in_flat_art() -> None:
+    # Large enough for the speck filter to be considered; flat art must not be photo-like.
+    img = Image.new("RGB", (200, 200), WHITE)
+    d = ImageDraw.Draw(img)
+    d.rectangle([100, 0, 199, 199], fill=BLUE)
+    d.line([(5, 10), (90, 10)], fill=RED, width=1)
+    d.rectangle([10, 30, 12, 32], fill=BLUE)
+    d.line([(150, 5), (150, 190)], fill=YELLOW, width=1)
+    seg = run(rgba(img))
+    assert len(seg.palette) == 4
+    red = int(np.argmin(np.abs(seg.palette - RED).sum(axis=1)))
+    blue = int(np.argmin(np.abs(seg.palette - BLUE).sum(axis=1)))
+    yellow = int(np.argmin(np.abs(seg.palette - YELLOW).sum(axis=1)))
+    assert (seg.labels[10, 5:91] == red).all()
+    assert (seg.labels[30:33, 10:13] == blue).all()
+    assert (seg.labels[5:191, 150] == yellow).all()
+
+
+def test_photo_like_input_ends_with_few_tiny_regions() -> None:
+    from printjob_adapters.engine import cleanup, quantise
+
+    arr = _photo_like()
+    seg = run(arr)
+    assert _tiny_components(seg.labels) <= 5
+    # Without the speck filter the same palette leaves hundreds of specks.
+    rgb = np.ascontiguousarray(arr[..., :3])
+    maps = quantise.pixel_maps(arr)
+    raw = quantise.assign(rgb, maps, seg.palette, quantise.tolerances(maps))
+    assert _tiny_components(raw) > 100
+    assert cleanup.photo_like(raw, maps.noise)
+
+
+def test_speck_filter_keeps_every_colour_when_a_count_is_asked_for() -> None:
+    arr = _photo_like(96)
+    seg = run(arr, colors=24)
+    assert len(seg.palette) == 24
