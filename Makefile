@@ -42,4 +42,4 @@ test: install system-deps lint
 	  PRINTJOB_TEST_DATABASE_URL=$$url $(PY) -m pytest $(PYTEST_ARGS) && \
 	  echo "== contract and reliability suites on PostgreSQL" && \
 	  PRINTJOB_TEST_DATABASE_URL=$$url PRINTJOB_TEST_STORAGE=postgresql \
-	    $(PY) -m pytest $(PYTEST_ARGS) $$(ls -d tests/contract tests/reliability 2>/dev/null)
+	    $(PY) -m pytest $(PYTEST_ARGS) tests/contract tests/reliability

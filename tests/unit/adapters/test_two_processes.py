@@ -70,6 +70,7 @@ SUBMITTER = textwrap.dedent(
     api = ApiService(ports)
     with storage.reader() as uow:
         account = uow.accounts.get(account_id)
+    (data / f"ready-{tag}").touch()
     while not (data / "go").exists():
         time.sleep(0.005)
     accepted, refused, broke = [], {}, 0
@@ -155,6 +156,12 @@ def test_two_processes_never_spend_one_credit_twice(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=finisher, daemon=True)
     thread.start()
+    # Start both at once, only when both are ready (imports done, storage open), so
+    # that a slow start under load cannot leave one process all the credits.
+    ready_by = time.monotonic() + 120
+    while not all((tmp_path / f"ready-{tag}").exists() for tag in ("one", "two")):
+        assert time.monotonic() < ready_by, "the submitters never got ready"
+        time.sleep(0.01)
     started = time.monotonic()
     (tmp_path / "go").touch()
     reports = []
