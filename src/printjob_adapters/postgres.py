@@ -37,7 +37,6 @@ Transactions and locks (the guarantees the core relies on):
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -46,12 +45,13 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-import cattrs
 import psycopg
 import psycopg.errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from printjob_adapters.rows import JOB_COLUMNS as _JOB_COLUMNS
+from printjob_adapters.rows import NATIVE_TIMES, RowMapper, aware_utc
 from printjob_adapters.sqlite import SchemaError
 from printjob_core.errors import ServerBusy
 from printjob_core.model import (
@@ -59,11 +59,7 @@ from printjob_core.model import (
     ApiKey,
     IdempotencyRecord,
     Job,
-    JobError,
-    JobOptions,
-    JobResult,
     JobStatus,
-    Phase,
 )
 from printjob_core.ports import (
     AccountRepository,
@@ -167,10 +163,7 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 # -- values <-> rows --
 
 
-def _aware(moment: datetime) -> datetime:
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"refusing to store a naive datetime {moment!r}")
-    return moment.astimezone(UTC)
+_aware = aware_utc
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -181,116 +174,21 @@ def _aware_or_none(moment: datetime | None) -> datetime | None:
     return None if moment is None else _aware(moment)
 
 
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-_json = cattrs.Converter()
-_json.register_unstructure_hook(datetime, lambda moment: _aware(moment).strftime(_TIME_FORMAT))
-_json.register_structure_hook(
-    datetime, lambda value, _: datetime.strptime(value, _TIME_FORMAT).replace(tzinfo=UTC)
-)
-
-
-def _dump(value: object) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(_json.unstructure(value), separators=(",", ":"), sort_keys=True)
-
-
-def _load(value: Any, kind: type[_T]) -> _T | None:
-    if value is None:
-        return None
-    if isinstance(value, str | bytes):
-        value = json.loads(value)
-    return _json.structure(value, kind)
-
-
-_JOB_COLUMNS = (
-    "id, account_id, status, phase, progress, created_at, finished_at, options, "
-    "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
-    "lease_expires_at"
-)
 _JSON_COLUMNS = frozenset({"options", "result", "error"})
-
-
-def _job_row(job: Job) -> dict[str, Any]:
-    return {
-        "id": job.id,
-        "account_id": job.account_id,
-        "status": job.status.value,
-        "phase": None if job.phase is None else job.phase.value,
-        "progress": job.progress,
-        "created_at": _aware(job.created_at),
-        "finished_at": _aware_or_none(job.finished_at),
-        "options": _dump(job.options),
-        "credits_charged": job.credits_charged,
-        "result": _dump(job.result),
-        "error": _dump(job.error),
-        "attempts": job.attempts,
-        "image_key": job.image_key,
-        "result_key": job.result_key,
-        "result_expires_at": None if job.result is None else _aware(job.result.expires_at),
-        "lease_expires_at": _aware_or_none(job.lease_expires_at),
-    }
 
 
 def _placeholder(name: str) -> str:
     return f"%({name})s::jsonb" if name in _JSON_COLUMNS else f"%({name})s"
 
 
-def _job(row: dict[str, Any]) -> Job:
-    options = _load(row["options"], JobOptions)
-    assert options is not None
-    created_at = _utc(row["created_at"])
-    assert created_at is not None
-    return Job(
-        id=row["id"],
-        account_id=row["account_id"],
-        status=JobStatus(row["status"]),
-        phase=None if row["phase"] is None else Phase(row["phase"]),
-        progress=row["progress"],
-        created_at=created_at,
-        finished_at=_utc(row["finished_at"]),
-        options=options,
-        credits_charged=row["credits_charged"],
-        result=_load(row["result"], JobResult),
-        error=_load(row["error"], JobError),
-        attempts=row["attempts"],
-        image_key=row["image_key"],
-        result_key=row["result_key"],
-        lease_expires_at=_utc(row["lease_expires_at"]),
-    )
-
-
-def _account(row: dict[str, Any]) -> Account:
-    return Account(
-        id=row["id"],
-        created_at=row["created_at"].astimezone(UTC),
-        credits_balance=row["credits_balance"],
-        credits_held=row["credits_held"],
-        active_jobs_max=row["active_jobs_max"],
-        disabled=bool(row["disabled"]),
-    )
-
-
-def _key(row: dict[str, Any]) -> ApiKey:
-    return ApiKey(
-        id=row["id"],
-        account_id=row["account_id"],
-        key_hash=row["key_hash"],
-        hint=row["hint"],
-        created_at=row["created_at"].astimezone(UTC),
-        revoked_at=_utc(row["revoked_at"]),
-    )
-
-
-def _record(row: dict[str, Any]) -> IdempotencyRecord:
-    return IdempotencyRecord(
-        account_id=row["account_id"],
-        key=row["key"],
-        fingerprint=row["fingerprint"],
-        job_id=row["job_id"],
-        created_at=row["created_at"].astimezone(UTC),
-        expires_at=row["expires_at"].astimezone(UTC),
-    )
+_rows = RowMapper(NATIVE_TIMES)
+_job_row, _job, _account, _key, _record = (
+    _rows.job_row,
+    _rows.job,
+    _rows.account,
+    _rows.key,
+    _rows.record,
+)
 
 
 # -- errors --

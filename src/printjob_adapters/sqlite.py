@@ -20,32 +20,35 @@ All SQL of printjob lives here; the core only sees the ports.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-import cattrs
 import sqlite_utils
 
+from printjob_adapters.rows import (
+    JOB_COLUMNS as _JOB_COLUMNS,
+)
+from printjob_adapters.rows import (
+    TEXT_TIMES,
+    RowMapper,
+    format_time,
+    parse_time,
+)
 from printjob_core.errors import ServerBusy
 from printjob_core.model import (
     Account,
     ApiKey,
     IdempotencyRecord,
     Job,
-    JobError,
-    JobOptions,
-    JobResult,
     JobStatus,
-    Phase,
 )
 from printjob_core.ports import (
     AccountRepository,
@@ -57,7 +60,6 @@ from printjob_core.ports import (
 
 #: Seconds a client is told to wait when the database stayed locked.
 BUSY_RETRY_AFTER = 2
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _T = TypeVar("_T")
 
 # -- schema: migration N brings a database from user_version N-1 to N --
@@ -148,127 +150,16 @@ class SchemaError(RuntimeError):
 # -- values <-> rows --
 
 
-def format_time(moment: datetime) -> str:
-    """A timezone-aware time as fixed-width UTC text (text order is time order)."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"refusing to store a naive datetime {moment!r}")
-    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
-
-
-def parse_time(text: str) -> datetime:
-    # The stored form is always `format_time`'s: fromisoformat reads it ~20x faster than
-    # strptime (which was a third of a job read's time).
-    if len(text) == 27 and text[-1] == "Z" and text[10] == "T":
-        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
-    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
-
-
-def _time_or_none(text: str | None) -> datetime | None:
-    return None if text is None else parse_time(text)
-
-
-def _format_or_none(moment: datetime | None) -> str | None:
-    return None if moment is None else format_time(moment)
-
-
-_json = cattrs.Converter()
-_json.register_unstructure_hook(datetime, format_time)
-_json.register_structure_hook(datetime, lambda value, _: parse_time(value))
-
-
-def _dump(value: object) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(_json.unstructure(value), separators=(",", ":"), sort_keys=True)
-
-
-def _load(text: str | None, kind: type[_T]) -> _T | None:
-    if text is None:
-        return None
-    return _json.structure(json.loads(text), kind)
-
-
-_JOB_COLUMNS = (
-    "id, account_id, status, phase, progress, created_at, finished_at, options, "
-    "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
-    "lease_expires_at"
+_rows = RowMapper(TEXT_TIMES)
+_time_or_none = _rows.time_or_none
+_format_or_none = _rows.write_or_none
+_job_row, _job, _account, _key, _record = (
+    _rows.job_row,
+    _rows.job,
+    _rows.account,
+    _rows.key,
+    _rows.record,
 )
-
-
-def _job_row(job: Job) -> dict[str, Any]:
-    return {
-        "id": job.id,
-        "account_id": job.account_id,
-        "status": job.status.value,
-        "phase": None if job.phase is None else job.phase.value,
-        "progress": job.progress,
-        "created_at": format_time(job.created_at),
-        "finished_at": _format_or_none(job.finished_at),
-        "options": _dump(job.options),
-        "credits_charged": job.credits_charged,
-        "result": _dump(job.result),
-        "error": _dump(job.error),
-        "attempts": job.attempts,
-        "image_key": job.image_key,
-        "result_key": job.result_key,
-        "result_expires_at": None if job.result is None else format_time(job.result.expires_at),
-        "lease_expires_at": _format_or_none(job.lease_expires_at),
-    }
-
-
-def _job(row: sqlite3.Row) -> Job:
-    options = _load(row["options"], JobOptions)
-    assert options is not None
-    return Job(
-        id=row["id"],
-        account_id=row["account_id"],
-        status=JobStatus(row["status"]),
-        phase=None if row["phase"] is None else Phase(row["phase"]),
-        progress=row["progress"],
-        created_at=parse_time(row["created_at"]),
-        finished_at=_time_or_none(row["finished_at"]),
-        options=options,
-        credits_charged=row["credits_charged"],
-        result=_load(row["result"], JobResult),
-        error=_load(row["error"], JobError),
-        attempts=row["attempts"],
-        image_key=row["image_key"],
-        result_key=row["result_key"],
-        lease_expires_at=_time_or_none(row["lease_expires_at"]),
-    )
-
-
-def _account(row: sqlite3.Row) -> Account:
-    return Account(
-        id=row["id"],
-        created_at=parse_time(row["created_at"]),
-        credits_balance=row["credits_balance"],
-        credits_held=row["credits_held"],
-        active_jobs_max=row["active_jobs_max"],
-        disabled=bool(row["disabled"]),
-    )
-
-
-def _key(row: sqlite3.Row) -> ApiKey:
-    return ApiKey(
-        id=row["id"],
-        account_id=row["account_id"],
-        key_hash=row["key_hash"],
-        hint=row["hint"],
-        created_at=parse_time(row["created_at"]),
-        revoked_at=_time_or_none(row["revoked_at"]),
-    )
-
-
-def _record(row: sqlite3.Row) -> IdempotencyRecord:
-    return IdempotencyRecord(
-        account_id=row["account_id"],
-        key=row["key"],
-        fingerprint=row["fingerprint"],
-        job_id=row["job_id"],
-        created_at=parse_time(row["created_at"]),
-        expires_at=parse_time(row["expires_at"]),
-    )
 
 
 # -- connections --

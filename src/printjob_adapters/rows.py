@@ -1,0 +1,181 @@
+"""Domain values <-> database rows, shared by the SQLite and PostgreSQL adapters.
+
+Both databases keep the same columns; they differ only in how a time is stored:
+SQLite as fixed-width UTC text (so text order is time order), PostgreSQL as a
+`timestamptz`. A `RowMapper` is built with the matching `TimeCodec`; everything else is
+one mapping, so a field added to a Job is mapped once for every database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+
+from printjob_core.model import (
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    Job,
+    JobError,
+    JobOptions,
+    JobResult,
+    JobStatus,
+    Phase,
+)
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_T = TypeVar("_T")
+
+#: The columns of a job row, in the order every SELECT asks for them.
+JOB_COLUMNS = (
+    "id, account_id, status, phase, progress, created_at, finished_at, options, "
+    "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
+    "lease_expires_at"
+)
+
+
+def aware_utc(moment: datetime) -> datetime:
+    """The time in UTC; a naive time is refused rather than guessed at."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"refusing to store a naive datetime {moment!r}")
+    return moment.astimezone(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """A timezone-aware time as fixed-width UTC text (text order is time order)."""
+    return aware_utc(moment).strftime(TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    # The stored form is always `format_time`'s: fromisoformat reads it ~20x faster than
+    # strptime (which was a third of a job read's time).
+    if len(text) == 27 and text[-1] == "Z" and text[10] == "T":
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+    return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
+
+
+# The JSON columns (options, result, error) store times as text in both databases.
+_json = cattrs.Converter()
+_json.register_unstructure_hook(datetime, format_time)
+_json.register_structure_hook(datetime, lambda value, _: parse_time(value))
+
+
+def dump_json(value: object) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(_json.unstructure(value), separators=(",", ":"), sort_keys=True)
+
+
+def load_json(value: Any, kind: type[_T]) -> _T | None:
+    """Read a JSON column: text (SQLite, PostgreSQL `json`) or already parsed (`jsonb`)."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes):
+        value = json.loads(value)
+    return _json.structure(value, kind)
+
+
+@attrs.frozen
+class TimeCodec:
+    """How one database stores a time column."""
+
+    write: Callable[[datetime], Any]
+    read: Callable[[Any], datetime]
+
+
+#: SQLite: fixed-width UTC text.
+TEXT_TIMES = TimeCodec(write=format_time, read=parse_time)
+#: PostgreSQL: `timestamptz`, read back in UTC.
+NATIVE_TIMES = TimeCodec(write=aware_utc, read=lambda value: value.astimezone(UTC))
+
+Row = Mapping[str, Any]
+
+
+class RowMapper:
+    """Turns domain values into column dicts and rows back into domain values."""
+
+    def __init__(self, times: TimeCodec) -> None:
+        self.times = times
+
+    def time_or_none(self, value: Any) -> datetime | None:
+        return None if value is None else self.times.read(value)
+
+    def write_or_none(self, moment: datetime | None) -> Any:
+        return None if moment is None else self.times.write(moment)
+
+    def job_row(self, job: Job) -> dict[str, Any]:
+        write = self.times.write
+        return {
+            "id": job.id,
+            "account_id": job.account_id,
+            "status": job.status.value,
+            "phase": None if job.phase is None else job.phase.value,
+            "progress": job.progress,
+            "created_at": write(job.created_at),
+            "finished_at": self.write_or_none(job.finished_at),
+            "options": dump_json(job.options),
+            "credits_charged": job.credits_charged,
+            "result": dump_json(job.result),
+            "error": dump_json(job.error),
+            "attempts": job.attempts,
+            "image_key": job.image_key,
+            "result_key": job.result_key,
+            "result_expires_at": None if job.result is None else write(job.result.expires_at),
+            "lease_expires_at": self.write_or_none(job.lease_expires_at),
+        }
+
+    def job(self, row: Row) -> Job:
+        options = load_json(row["options"], JobOptions)
+        assert options is not None
+        return Job(
+            id=row["id"],
+            account_id=row["account_id"],
+            status=JobStatus(row["status"]),
+            phase=None if row["phase"] is None else Phase(row["phase"]),
+            progress=row["progress"],
+            created_at=self.times.read(row["created_at"]),
+            finished_at=self.time_or_none(row["finished_at"]),
+            options=options,
+            credits_charged=row["credits_charged"],
+            result=load_json(row["result"], JobResult),
+            error=load_json(row["error"], JobError),
+            attempts=row["attempts"],
+            image_key=row["image_key"],
+            result_key=row["result_key"],
+            lease_expires_at=self.time_or_none(row["lease_expires_at"]),
+        )
+
+    def account(self, row: Row) -> Account:
+        return Account(
+            id=row["id"],
+            created_at=self.times.read(row["created_at"]),
+            credits_balance=row["credits_balance"],
+            credits_held=row["credits_held"],
+            active_jobs_max=row["active_jobs_max"],
+            disabled=bool(row["disabled"]),
+        )
+
+    def key(self, row: Row) -> ApiKey:
+        return ApiKey(
+            id=row["id"],
+            account_id=row["account_id"],
+            key_hash=row["key_hash"],
+            hint=row["hint"],
+            created_at=self.times.read(row["created_at"]),
+            revoked_at=self.time_or_none(row["revoked_at"]),
+        )
+
+    def record(self, row: Row) -> IdempotencyRecord:
+        return IdempotencyRecord(
+            account_id=row["account_id"],
+            key=row["key"],
+            fingerprint=row["fingerprint"],
+            job_id=row["job_id"],
+            created_at=self.times.read(row["created_at"]),
+            expires_at=self.times.read(row["expires_at"]),
+        )
