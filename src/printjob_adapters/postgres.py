@@ -50,6 +50,7 @@ import psycopg.errors
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from printjob_adapters.rate_leases import LeasedRateLimiter, minute_window
 from printjob_adapters.rows import JOB_COLUMNS as _JOB_COLUMNS
 from printjob_adapters.rows import NATIVE_TIMES, RowMapper, aware_utc
 from printjob_adapters.sqlite import SchemaError
@@ -598,40 +599,42 @@ class PostgresUnitOfWork:
 
 
 class PostgresRateLimiter:
-    """The `RateLimiter` port: per-minute counters in the shared database.
+    """Per-minute counters in the shared database: the `SharedCounter` under
+    `LeasedRateLimiter` (and, used alone, an exact `RateLimiter`).
 
-    Windows are fixed and aligned to the minute, like `SqliteRateLimiter`. A hit is one
-    autocommit UPSERT; windows older than the previous minute are deleted once per minute
-    per process.
+    Windows are fixed and aligned to the minute, like `SqliteRateLimiter`. An addition is
+    one autocommit UPSERT; windows older than the previous minute are deleted once per
+    minute per process.
     """
 
     def __init__(self, pool: _Pool) -> None:
         self._pool = pool
         self._swept_window = 0
 
-    @staticmethod
-    def _window(now: datetime) -> tuple[int, int]:
-        seconds = int(now.timestamp())
-        start = seconds - seconds % 60
-        return start, max(1, start + 60 - seconds)
-
     def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
-        start, retry_after = self._window(now)
+        """Count one request (exactly; no lease)."""
+        start, retry_after = minute_window(now)
+        count = self.add(bucket, start, 1)
+        return RateDecision(allowed=count <= limit, retry_after=retry_after)
+
+    def add(self, bucket: str, window_start: int, amount: int) -> int:
         with self._pool.connection() as conn, _busy_on_contention("rate limiter"):
             row = conn.execute(
-                "INSERT INTO rate_counts (bucket, window_start, count) VALUES (%s, %s, 1) "
+                "INSERT INTO rate_counts (bucket, window_start, count) VALUES (%s, %s, %s) "
                 "ON CONFLICT (bucket, window_start) "
-                "DO UPDATE SET count = rate_counts.count + 1 RETURNING count",
-                (bucket, start),
+                "DO UPDATE SET count = rate_counts.count + %s RETURNING count",
+                (bucket, window_start, amount, amount),
             ).fetchone()
-            if start > self._swept_window:
-                self._swept_window = start
-                conn.execute("DELETE FROM rate_counts WHERE window_start < %s", (start - 60,))
+            if window_start > self._swept_window:
+                self._swept_window = window_start
+                conn.execute(
+                    "DELETE FROM rate_counts WHERE window_start < %s", (window_start - 60,)
+                )
         assert row is not None
-        return RateDecision(allowed=int(row["count"]) <= limit, retry_after=retry_after)
+        return int(row["count"])
 
     def count(self, bucket: str, now: datetime) -> int:
-        start, _ = self._window(now)
+        start, _ = minute_window(now)
         with self._pool.connection() as conn, _busy_on_contention("rate limiter"):
             row = conn.execute(
                 "SELECT count FROM rate_counts WHERE bucket = %s AND window_start = %s",
@@ -747,8 +750,13 @@ class PostgresStorage:
         """A read-only snapshot that takes no locks: the `Ports.reader` factory."""
         return PostgresUnitOfWork(self._pool, read_only=True)
 
-    def rate_limiter(self) -> PostgresRateLimiter:
+    def rate_counter(self) -> PostgresRateLimiter:
+        """The shared per-minute counters, counted exactly (one write per request)."""
         return PostgresRateLimiter(self._pool)
+
+    def rate_limiter(self) -> LeasedRateLimiter:
+        """The `RateLimiter` port: the shared counters, leased in blocks (`rate_leases`)."""
+        return LeasedRateLimiter(self.rate_counter())
 
     def job_signal(self) -> PostgresJobSignal:
         """A LISTEN connection that wakes an idle worker when a job is queued."""

@@ -8,6 +8,7 @@ one mapping, so a field added to a Job is mapped once for every database.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -52,10 +53,10 @@ def format_time(moment: datetime) -> str:
 
 
 def parse_time(text: str) -> datetime:
-    # The stored form is always `format_time`'s: fromisoformat reads it ~20x faster than
-    # strptime (which was a third of a job read's time).
+    # The stored form is always `format_time`'s, which fromisoformat reads (with its "Z")
+    # straight into an aware UTC time, ~100x faster than strptime.
     if len(text) == 27 and text[-1] == "Z" and text[10] == "T":
-        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+        return datetime.fromisoformat(text)
     return datetime.strptime(text, TIME_FORMAT).replace(tzinfo=UTC)
 
 
@@ -75,9 +76,18 @@ def load_json(value: Any, kind: type[_T]) -> _T | None:
     """Read a JSON column: text (SQLite, PostgreSQL `json`) or already parsed (`jsonb`)."""
     if value is None:
         return None
-    if isinstance(value, str | bytes):
+    if isinstance(value, str):
+        return _load_text(value, kind)
+    if isinstance(value, bytes):
         value = json.loads(value)
     return _json.structure(value, kind)
+
+
+@functools.lru_cache(maxsize=4096)
+def _load_text(text: str, kind: type[_T]) -> _T:
+    """JSON text to a value, remembered: a polled job's options and result are read again
+    and again, and the values are immutable (frozen attrs), so one copy serves every read."""
+    return _json.structure(json.loads(text), kind)
 
 
 @attrs.frozen

@@ -134,13 +134,18 @@ class ApiService:
 
     def authenticate(self, authorization: str | None, client_address: str) -> Account:
         """The account behind a Bearer key; 401, 403, or 429 for a network sending wrong keys."""
-        token = bearer_token(authorization)
-        if token is None:
-            raise Unauthenticated(
-                "Send your API key as 'Authorization: Bearer <API_KEY>'.", key_sent=False
-            )
-        account = self._account_for_token(token)
-        if account is None:
+        token = _token(authorization)
+        with self.ports.reader() as uow:
+            owner = _owner(uow, token)
+        return self._admit(owner, client_address)
+
+    def _admit(self, owner: Account | None, client_address: str) -> Account:
+        """Raise what a request with this key's owner gets (401, 403, 429); else the owner.
+
+        A wrong key is counted against its network's limit (contract 5.5), so a network
+        guessing keys gets 429 while requests with a valid key go on.
+        """
+        if owner is None:
             decision = self.ports.limiter.hit(
                 wrong_keys_bucket(client_address),
                 self.policy.wrong_keys_per_minute,
@@ -157,21 +162,11 @@ class ApiService:
                 "The API key is not valid: it is mistyped, revoked, or not a printjob key.",
                 key_sent=True,
             )
-        if account.disabled:
+        if owner.disabled:
             raise AccountDisabled(
                 "This account is disabled; its keys cannot be used. Contact the operator."
             )
-        return account
-
-    def _account_for_token(self, token: str) -> Account | None:
-        if not looks_like_key(token):
-            return None
-        token_hash = hash_key(token)
-        with self.ports.reader() as uow:
-            key = uow.keys.find_by_hash(token_hash)
-            if key is None or not key.is_live or not same_hash(key.key_hash, token_hash):
-                return None
-            return uow.accounts.get(key.account_id)
+        return owner
 
     def _count(self, bucket: str, limit: int, what: str) -> None:
         decision = self.ports.limiter.hit(bucket, limit, self.ports.clock.now())
@@ -292,6 +287,31 @@ class ApiService:
             raise InternalError(f"idempotency record points at missing job {job_id}")
         return Submission(job, replayed=True)
 
+    # -- the two reads clients repeat most: key, account and answer in one snapshot --
+
+    def job_for_key(self, authorization: str | None, client_address: str, job_id: str) -> Job:
+        """`authenticate` then `get_job`, reading the key, its account and the job in one
+        snapshot: polling is most of the API's traffic, so it gets one trip to storage."""
+        token = _token(authorization)
+        with self.ports.reader() as uow:
+            owner = _owner(uow, token)
+            job = _job_of(uow, owner, job_id) if owner is not None else None
+        account = self._admit(owner, client_address)
+        self._count_read(account)
+        if job is None:
+            raise _job_not_found(job_id)
+        return job
+
+    def account_for_key(self, authorization: str | None, client_address: str) -> AccountView:
+        """`authenticate` then `account`, in one snapshot (see `job_for_key`)."""
+        token = _token(authorization)
+        with self.ports.reader() as uow:
+            owner = _owner(uow, token)
+            active = uow.jobs.count_unfinished(owner.id) if owner is not None else 0
+        account = self._admit(owner, client_address)
+        self._count_read(account)
+        return account_view(account, active, self.policy)
+
     # -- GET /v1/jobs/{id}, POST /v1/jobs/{id}/cancel, GET /v1/jobs/{id}/result --
 
     def get_job(self, account: Account, job_id: str) -> Job:
@@ -342,9 +362,9 @@ class ApiService:
         return account_view(current, active, self.policy)
 
     def _job(self, uow: UnitOfWork, account: Account, job_id: str) -> Job:
-        job = uow.jobs.get(job_id) if JOB_ID.fullmatch(job_id) else None
-        if job is None or job.account_id != account.id:
-            raise NotFound(f"No job {job_id!r} in this account.")
+        job = _job_of(uow, account, job_id)
+        if job is None:
+            raise _job_not_found(job_id)
         return job
 
     @staticmethod
@@ -669,6 +689,37 @@ class OperatorService:
                 uow.keys.save(key)
                 uow.commit()
         return key
+
+
+def _token(authorization: str | None) -> str:
+    """The Bearer token of an Authorization header; 401 when there is none."""
+    token = bearer_token(authorization)
+    if token is None:
+        raise Unauthenticated(
+            "Send your API key as 'Authorization: Bearer <API_KEY>'.", key_sent=False
+        )
+    return token
+
+
+def _owner(uow: UnitOfWork, token: str) -> Account | None:
+    """The account of a live key, or None for a token that is no key of ours."""
+    if not looks_like_key(token):
+        return None
+    token_hash = hash_key(token)
+    key = uow.keys.find_by_hash(token_hash)
+    if key is None or not key.is_live or not same_hash(key.key_hash, token_hash):
+        return None
+    return uow.accounts.get(key.account_id)
+
+
+def _job_of(uow: UnitOfWork, account: Account, job_id: str) -> Job | None:
+    """The account's job `job_id`; None for a malformed id or another account's job."""
+    job = uow.jobs.get(job_id) if JOB_ID.fullmatch(job_id) else None
+    return job if job is not None and job.account_id == account.id else None
+
+
+def _job_not_found(job_id: str) -> NotFound:
+    return NotFound(f"No job {job_id!r} in this account.")
 
 
 def _operator_account(uow: UnitOfWork, account_id: str) -> Account:

@@ -1,0 +1,84 @@
+"""The one-snapshot reads (`job_for_key`, `account_for_key`): the same answers as
+`authenticate` followed by `get_job` / `account`, for every outcome."""
+
+from __future__ import annotations
+
+import pytest
+
+from printjob_core.errors import AccountDisabled, NotFound, RateLimited, Unauthenticated
+from tests.unit.core.conftest import World
+
+ADDRESS = "192.0.2.7"
+
+
+def keyed(world: World, credits: int = 5) -> tuple[str, str]:
+    account = world.account(credits=credits)
+    _, secret = world.operator.create_key(account.id)
+    return account.id, f"Bearer {secret}"
+
+
+def test_a_job_and_the_account_read_with_a_key(world: World) -> None:
+    account_id, authorization = keyed(world)
+    job = world.submit(world.fresh(account_id)).job
+    assert world.api.job_for_key(authorization, ADDRESS, job.id) == world.job(job.id)
+    view = world.api.account_for_key(authorization, ADDRESS)
+    assert view == world.api.account(world.fresh(account_id))
+    assert (view.credits_held, view.active_jobs) == (1, 1)
+
+
+def test_no_key_a_wrong_key_and_a_disabled_account(world: World) -> None:
+    account_id, authorization = keyed(world)
+    job = world.submit(world.fresh(account_id)).job
+    for call in (
+        lambda auth: world.api.job_for_key(auth, ADDRESS, job.id),
+        lambda auth: world.api.account_for_key(auth, ADDRESS),
+    ):
+        with pytest.raises(Unauthenticated) as missing:
+            call(None)
+        assert not missing.value.key_sent
+        with pytest.raises(Unauthenticated) as wrong:
+            call("Bearer pjk1_" + "x" * 38)
+        assert wrong.value.key_sent
+    world.operator.disable_account(account_id)
+    with pytest.raises(AccountDisabled):
+        world.api.job_for_key(authorization, ADDRESS, job.id)
+    with pytest.raises(AccountDisabled):
+        world.api.account_for_key(authorization, ADDRESS)
+
+
+def test_wrong_keys_count_against_the_network(world: World) -> None:
+    wrong = "Bearer pjk1_" + "y" * 38
+    for _ in range(30):
+        with pytest.raises(Unauthenticated):
+            world.api.account_for_key(wrong, ADDRESS)
+    with pytest.raises(RateLimited):
+        world.api.job_for_key(wrong, ADDRESS, "job_" + "0" * 32)
+
+
+def test_another_accounts_job_and_malformed_ids_are_not_found(world: World) -> None:
+    owner_id, _ = keyed(world)
+    job = world.submit(world.fresh(owner_id)).job
+    _, stranger = keyed(world)
+    for job_id in (job.id, "job_" + "f" * 32, "../etc", job.id.upper()):
+        with pytest.raises(NotFound):
+            world.api.job_for_key(stranger, ADDRESS, job_id)
+
+
+def test_every_read_counts_even_a_not_found_one(world: World) -> None:
+    account_id, authorization = keyed(world)
+    job = world.submit(world.fresh(account_id)).job
+    for i in range(120):
+        if i % 3 == 0:
+            with pytest.raises(NotFound):
+                world.api.job_for_key(authorization, ADDRESS, "job_" + "e" * 32)
+        elif i % 3 == 1:
+            world.api.job_for_key(authorization, ADDRESS, job.id)
+        else:
+            world.api.account_for_key(authorization, ADDRESS)
+    with pytest.raises(RateLimited) as limited:
+        world.api.job_for_key(authorization, ADDRESS, job.id)
+    assert limited.value.retry_after >= 1
+    with pytest.raises(RateLimited):
+        world.api.job_for_key(authorization, ADDRESS, "job_" + "e" * 32)
+    with pytest.raises(RateLimited):
+        world.api.account_for_key(authorization, ADDRESS)
