@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py [--duration 15] [--connections 32] [--threads 2]
                                    [--skip-jobs] [--corpus ../shared/corpus] [--rounds 2]
+                                   [--repeat 3]
 
 Needs `wrk` (Debian: `apt-get install -y wrk`; the script says so if it is missing).
 
@@ -10,8 +11,10 @@ Needs `wrk` (Debian: `apt-get install -y wrk`; the script says so if it is missi
    `wrk -t2 -c32 -d15s --latency -H "Authorization: Bearer <key>"` against
    GET /v1/jobs/{id} and GET /v1/account.
 2. Baseline: a bare Litestar app (no auth, no storage) returning the same job JSON bytes,
-   under the same server setup (uvicorn + uvloop + httptools, one process, access log on
-   as in printjob), with the same wrk command.
+   run by the same server code as printjob (`printjob_http.server.server_options` and
+   `run_server`: uvicorn + uvloop + bounded httptools, one process, the same access log
+   and logging), with the same wrk command. Both servers stay up; the three routes are
+   measured in turn `--repeat` times and the median run of each is reported.
 3. End to end: `printjob serve` with its default workers (one per core) converts every
    PNG/JPEG of the public corpus `--rounds` times through the API (submit as SVG, poll at
    Retry-After, download); jobs per minute = jobs / wall time from first submit to last
@@ -51,6 +54,7 @@ BARE_APP = textwrap.dedent(
     import sys
     import uvicorn
     from litestar import Litestar, Response, get
+    from printjob_http.server import configure_logging, run_server, server_options
 
     BODY = open(sys.argv[2], "rb").read()
 
@@ -58,10 +62,12 @@ BARE_APP = textwrap.dedent(
     async def job(job_id: str) -> Response[bytes]:
         return Response(content=BODY, media_type="application/json")
 
-    app = Litestar([job], openapi_config=None, debug=False)
-    # The same setup as `printjob serve`: uvloop, httptools, one process, access log on.
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), loop="uvloop",
-                http="httptools", log_level="info", access_log=True)
+    app = Litestar([job], openapi_config=None, debug=False, logging_config=None)
+    # Exactly the server `printjob serve` runs: its uvicorn options (uvloop, bounded
+    # httptools, access log), its logging and its start-up; only the app differs.
+    configure_logging()
+    options = server_options("127.0.0.1", int(sys.argv[1]), "https://printjob.test/docs")
+    run_server(app, options, uvicorn.Config(app, **options).bind_socket())
     """
 )
 
@@ -116,7 +122,9 @@ def wait_ready(url: str, timeout: float = 30.0) -> None:
 
 
 def bench_reads(args: argparse.Namespace) -> dict[str, object]:
-    results: dict[str, object] = {}
+    """Both servers up side by side; the three wrk runs taken in turn, `--repeat` times, so
+    a disturbance of the machine hits every route alike; the median run of each is kept."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in ROUTES}
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(
             Path(tmp) / "data",
@@ -124,40 +132,56 @@ def bench_reads(args: argparse.Namespace) -> dict[str, object]:
             PRINTJOB_READS_PER_MINUTE=HIGH,
             PRINTJOB_SUBMISSIONS_PER_MINUTE=HIGH,
         ).start()
+        bare: subprocess.Popen[bytes] | None = None
         try:
             client = server.account(credits=10)
             job = client.submit().json()
-            body = client.get(f"/v1/jobs/{job['id']}").content
+            body_file = Path(tmp) / "job.json"
+            body_file.write_bytes(client.get(f"/v1/jobs/{job['id']}").content)
+            port = free_port()
+            with open(Path(tmp) / "bare.log", "ab") as bare_log:
+                bare = subprocess.Popen(
+                    [sys.executable, "-c", BARE_APP, str(port), str(body_file)],
+                    env=base_env(Path(tmp) / "bare"),
+                    stdout=bare_log,
+                    stderr=bare_log,
+                )
+            urls = {
+                "printjob GET /v1/jobs/{id}": (f"{server.base_url}/v1/jobs/{job['id']}", True),
+                "printjob GET /v1/account": (f"{server.base_url}/v1/account", True),
+                "bare Litestar GET /v1/jobs/{id}": (
+                    f"http://127.0.0.1:{port}/v1/jobs/{job['id']}",
+                    False,
+                ),
+            }
+            wait_ready(urls["bare Litestar GET /v1/jobs/{id}"][0])
             time.sleep(2)  # let the server's background warm-up finish
-            results["printjob GET /v1/jobs/{id}"] = run_wrk(
-                f"{server.base_url}/v1/jobs/{job['id']}", args, client.key
-            )
-            results["printjob GET /v1/account"] = run_wrk(
-                f"{server.base_url}/v1/account", args, client.key
-            )
+            for _ in range(args.repeat):
+                for name, (url, keyed) in urls.items():
+                    runs[name].append(run_wrk(url, args, client.key if keyed else None))
             still = client.get("/v1/account")
             assert still.status_code == 200, still.text
             client.close()
         finally:
             server.stop()
-
-        body_file = Path(tmp) / "job.json"
-        body_file.write_bytes(body)
-        port = free_port()
-        bare = subprocess.Popen(
-            [sys.executable, "-c", BARE_APP, str(port), str(body_file)],
-            env=base_env(Path(tmp) / "bare"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            url = f"http://127.0.0.1:{port}/v1/jobs/{job['id']}"
-            wait_ready(url)
-            results["bare Litestar GET /v1/jobs/{id}"] = run_wrk(url, args)
-        finally:
-            bare.terminate()
-            bare.wait(timeout=20)
+            if bare is not None:
+                bare.terminate()
+                bare.wait(timeout=20)
+    results: dict[str, object] = {}
+    for name, figures in runs.items():
+        ordered = sorted(figures, key=lambda f: f["requests_per_s"])
+        median = dict(ordered[len(ordered) // 2])
+        median["runs_requests_per_s"] = [f["requests_per_s"] for f in figures]  # type: ignore[assignment]
+        median["runs_p99_ms"] = [f["p99_ms"] for f in figures]  # type: ignore[assignment]
+        results[name] = median
     return results
+
+
+ROUTES = (
+    "printjob GET /v1/jobs/{id}",
+    "printjob GET /v1/account",
+    "bare Litestar GET /v1/jobs/{id}",
+)
 
 
 def corpus_images(corpus: Path) -> list[Path]:
@@ -220,6 +244,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="wrk runs per route, taken in turn")
     parser.add_argument(
         "--corpus",
         default=os.environ.get("PRINTJOB_CORPUS", str(ROOT.parent / "shared" / "corpus")),
@@ -236,6 +261,7 @@ def main() -> None:
         print(
             f"{name:34s} {figures['requests_per_s']:9.0f} req/s  p50 {figures['p50_ms']:6.2f} ms"
             f"  p99 {figures['p99_ms']:6.2f} ms  non-2xx {figures['non_2xx']:.0f}"
+            f"  (runs: {figures['runs_requests_per_s']} req/s, p99 {figures['runs_p99_ms']} ms)"
         )
     bare = reads["bare Litestar GET /v1/jobs/{id}"]["requests_per_s"]
     ours = reads["printjob GET /v1/jobs/{id}"]["requests_per_s"]

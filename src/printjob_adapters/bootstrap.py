@@ -38,6 +38,8 @@ class Storage(Protocol):
 
     def rate_limiter(self) -> Any: ...
 
+    def views(self) -> Any: ...
+
     def close(self) -> None: ...
 
 
@@ -143,6 +145,7 @@ def bootstrap(
         limiter=storage.rate_limiter(),
         probe=probe,
         policy=settings.policy(),
+        views=storage.views(),
     )
     return Container(
         settings=settings,

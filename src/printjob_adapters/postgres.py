@@ -47,12 +47,18 @@ from typing import Any, Self, TypeVar
 
 import psycopg
 import psycopg.errors
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from printjob_adapters.rate_leases import LeasedRateLimiter, minute_window
 from printjob_adapters.rows import JOB_COLUMNS as _JOB_COLUMNS
-from printjob_adapters.rows import NATIVE_TIMES, RowMapper, aware_utc
+from printjob_adapters.rows import (
+    NATIVE_TIMES,
+    RowMapper,
+    account_by_key_sql,
+    aware_utc,
+    job_by_key_sql,
+)
 from printjob_adapters.sqlite import SchemaError
 from printjob_core.errors import ServerBusy
 from printjob_core.model import (
@@ -63,8 +69,10 @@ from printjob_core.model import (
     JobStatus,
 )
 from printjob_core.ports import (
+    AccountByKey,
     AccountRepository,
     IdempotencyRepository,
+    JobByKey,
     JobRepository,
     KeyRepository,
     RateDecision,
@@ -598,6 +606,28 @@ class PostgresUnitOfWork:
 # -- rate limiter --
 
 
+class PostgresViews:
+    """The `ReadViews` port: each read is one autocommit statement (its own snapshot)."""
+
+    _JOB_BY_KEY = job_by_key_sql("%s")
+    _ACCOUNT_BY_KEY = account_by_key_sql("%s")
+
+    def __init__(self, pool: _Pool) -> None:
+        self._pool = pool
+
+    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
+        with self._pool.connection() as conn, _busy_on_contention("reading"):
+            cursor = conn.cursor(row_factory=tuple_row)
+            row = cursor.execute(self._JOB_BY_KEY, (job_id, key_hash)).fetchone()
+        return None if row is None else _rows.job_by_key(row)
+
+    def account_by_key(self, key_hash: str) -> AccountByKey | None:
+        with self._pool.connection() as conn, _busy_on_contention("reading"):
+            cursor = conn.cursor(row_factory=tuple_row)
+            row = cursor.execute(self._ACCOUNT_BY_KEY, (key_hash,)).fetchone()
+        return None if row is None else _rows.account_by_key(row)
+
+
 class PostgresRateLimiter:
     """Per-minute counters in the shared database: the `SharedCounter` under
     `LeasedRateLimiter` (and, used alone, an exact `RateLimiter`).
@@ -749,6 +779,10 @@ class PostgresStorage:
     def reader(self) -> PostgresUnitOfWork:
         """A read-only snapshot that takes no locks: the `Ports.reader` factory."""
         return PostgresUnitOfWork(self._pool, read_only=True)
+
+    def views(self) -> PostgresViews:
+        """The `ReadViews` port: the polling reads in one statement each."""
+        return PostgresViews(self._pool)
 
     def rate_counter(self) -> PostgresRateLimiter:
         """The shared per-minute counters, counted exactly (one write per request)."""

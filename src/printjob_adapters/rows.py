@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -28,6 +28,7 @@ from printjob_core.model import (
     JobStatus,
     Phase,
 )
+from printjob_core.ports import AccountByKey, JobByKey
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _T = TypeVar("_T")
@@ -38,6 +39,59 @@ JOB_COLUMNS = (
     "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
     "lease_expires_at"
 )
+
+
+KEY_COLUMNS = ("id", "account_id", "key_hash", "hint", "created_at", "revoked_at")
+ACCOUNT_COLUMNS = (
+    "id",
+    "created_at",
+    "credits_balance",
+    "credits_held",
+    "active_jobs_max",
+    "disabled",
+)
+_JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
+_UNFINISHED_SQL = "('queued', 'running')"
+
+
+def _aliased(table: str, names: tuple[str, ...]) -> str:
+    """`t.a AS t_a, t.b AS t_b, ...`: the columns of one table in a join, told apart."""
+    return ", ".join(f"{table}.{name} AS {table}_{name}" for name in names)
+
+
+def job_by_key_sql(mark: str) -> str:
+    """One statement for `ReadViews.job_by_key`; parameters (job_id, key_hash).
+
+    `mark` is the database's placeholder (`?` or `%s`). One statement is one consistent
+    read in both databases, so no transaction is opened for it.
+    """
+    return (
+        f"SELECT {_aliased('k', KEY_COLUMNS)}, {_aliased('a', ACCOUNT_COLUMNS)}, "
+        f"{_aliased('j', _JOB_NAMES)} "
+        "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+        f"LEFT JOIN jobs j ON j.id = {mark} AND j.account_id = k.account_id "
+        f"WHERE k.key_hash = {mark}"
+    )
+
+
+def account_by_key_sql(mark: str) -> str:
+    """One statement for `ReadViews.account_by_key`; parameter (key_hash)."""
+    return (
+        f"SELECT {_aliased('k', KEY_COLUMNS)}, {_aliased('a', ACCOUNT_COLUMNS)}, "
+        "(SELECT count(*) FROM jobs WHERE jobs.account_id = k.account_id "
+        f"AND jobs.status IN {_UNFINISHED_SQL}) AS active_jobs "
+        "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+        f"WHERE k.key_hash = {mark}"
+    )
+
+
+_KEYS_END = len(KEY_COLUMNS)
+_ACCOUNTS_END = _KEYS_END + len(ACCOUNT_COLUMNS)
+
+
+def _columns(values: Sequence[Any], names: tuple[str, ...], start: int) -> dict[str, Any]:
+    """One table's columns of a joined row read as a tuple (`_aliased` order)."""
+    return dict(zip(names, values[start : start + len(names)], strict=True))
 
 
 def aware_utc(moment: datetime) -> datetime:
@@ -178,6 +232,26 @@ class RowMapper:
             hint=row["hint"],
             created_at=self.times.read(row["created_at"]),
             revoked_at=self.time_or_none(row["revoked_at"]),
+        )
+
+    def job_by_key(self, values: Sequence[Any]) -> JobByKey:
+        """A row of `job_by_key_sql`, read as a tuple (a name lookup in a 28-column row
+        costs more than the whole statement)."""
+        job = None
+        if values[_ACCOUNTS_END] is not None:  # the job's id: NULL when the LEFT JOIN missed
+            job = self.job(_columns(values, _JOB_NAMES, _ACCOUNTS_END))
+        return JobByKey(
+            self.key(_columns(values, KEY_COLUMNS, 0)),
+            self.account(_columns(values, ACCOUNT_COLUMNS, _KEYS_END)),
+            job,
+        )
+
+    def account_by_key(self, values: Sequence[Any]) -> AccountByKey:
+        """A row of `account_by_key_sql`, read as a tuple."""
+        return AccountByKey(
+            self.key(_columns(values, KEY_COLUMNS, 0)),
+            self.account(_columns(values, ACCOUNT_COLUMNS, _KEYS_END)),
+            int(values[_ACCOUNTS_END]),
         )
 
     def record(self, row: Row) -> IdempotencyRecord:

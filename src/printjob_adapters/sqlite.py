@@ -40,7 +40,9 @@ from printjob_adapters.rows import (
 from printjob_adapters.rows import (
     TEXT_TIMES,
     RowMapper,
+    account_by_key_sql,
     format_time,
+    job_by_key_sql,
     parse_time,
 )
 from printjob_core.errors import ServerBusy
@@ -52,8 +54,10 @@ from printjob_core.model import (
     JobStatus,
 )
 from printjob_core.ports import (
+    AccountByKey,
     AccountRepository,
     IdempotencyRepository,
+    JobByKey,
     JobRepository,
     KeyRepository,
     RateDecision,
@@ -595,6 +599,40 @@ class SqliteUnitOfWork:
             self._unlock()
 
 
+# -- views --
+
+
+class SqliteViews:
+    """The `ReadViews` port: each read is one statement on a read-only connection.
+
+    A single statement in autocommit mode reads one snapshot, so none opens a
+    transaction: a poll costs one `execute` instead of five.
+    """
+
+    _JOB_BY_KEY = job_by_key_sql("?")
+    _ACCOUNT_BY_KEY = account_by_key_sql("?")
+
+    def __init__(self, connections: _Connections) -> None:
+        self._connections = connections
+
+    def _one(self, sql: str, params: tuple[str, ...]) -> sqlite3.Row | None:
+        try:
+            row: sqlite3.Row | None = self._connections.get().conn.execute(sql, params).fetchone()
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise _busy_or_would_block("reading") from exc
+            raise
+        return row
+
+    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
+        row = self._one(self._JOB_BY_KEY, (job_id, key_hash))
+        return None if row is None else _rows.job_by_key(row)
+
+    def account_by_key(self, key_hash: str) -> AccountByKey | None:
+        row = self._one(self._ACCOUNT_BY_KEY, (key_hash,))
+        return None if row is None else _rows.account_by_key(row)
+
+
 # -- rate limiter --
 
 
@@ -725,6 +763,10 @@ class SqliteStorage:
     def nonblocking() -> Any:
         """See the module's `nonblocking()`: storage calls on this thread never wait."""
         return nonblocking()
+
+    def views(self) -> SqliteViews:
+        """The `ReadViews` port: the polling reads in one statement each."""
+        return SqliteViews(self._reader_connections)
 
     def rate_counter(self) -> SqliteRateLimiter:
         """The shared per-minute counters, counted exactly (one write per request)."""

@@ -184,6 +184,44 @@ CancelCheck = Callable[[], bool]
 
 
 @attrs.frozen
+class JobByKey:
+    """What one read found for a poll: the key, its account and the job (None when the
+    account has no such job)."""
+
+    key: ApiKey
+    account: Account
+    job: Job | None
+
+
+@attrs.frozen
+class AccountByKey:
+    """What one read found for `GET /v1/account`: the key, its account and how many of
+    the account's jobs are unfinished."""
+
+    key: ApiKey
+    account: Account
+    active_jobs: int
+
+
+class ReadViews(Protocol):
+    """The reads clients repeat most, each in one consistent read (a CQRS view).
+
+    Polling is most of an API's traffic; a storage that can answer "this key's account
+    and that job" in one statement does so here instead of one query per repository.
+    `printjob_core.views.UnitOfWorkViews` answers them from any `reader`.
+    """
+
+    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
+        """The key with `key_hash` (live or not), its account, and the account's job
+        `job_id`; None when no key has that hash."""
+        ...
+
+    def account_by_key(self, key_hash: str) -> AccountByKey | None:
+        """The key with `key_hash`, its account and the account's unfinished job count."""
+        ...
+
+
+@attrs.frozen
 class ImageInfo:
     """What an image's header says, read without decoding its pixels."""
 

@@ -7,6 +7,7 @@ UTC with `Z`, enums as their values, `options.dpi` only when it was sent).
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -132,7 +133,9 @@ converter.register_unstructure_hook(OptionsView, _unstructure_options)
 converter.register_unstructure_hook(Problem, _unstructure_problem)
 
 
+@functools.lru_cache(maxsize=1024)
 def options_view(options: JobOptions) -> OptionsView:
+    """The options as a client sees them (remembered: a polled job's options never change)."""
     return OptionsView(
         format=options.format.value,
         size=options.size_text,

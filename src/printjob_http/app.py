@@ -17,11 +17,13 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio.to_thread
+import attrs
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import HTTPException
@@ -54,15 +56,27 @@ RETRY_AFTER = {JobStatus.QUEUED: 5, JobStatus.RUNNING: 3}
 DEFAULT_RETRY_AFTER = 5
 _SEGMENT = r"([^/]+)"
 
-#: The six operations: path pattern (on the raw, still percent-encoded path) -> methods.
-ROUTES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"/v1/jobs"), ("POST",)),
-    (re.compile(r"/v1/jobs/" + _SEGMENT), ("GET",)),
-    (re.compile(r"/v1/jobs/" + _SEGMENT + r"/cancel"), ("POST",)),
-    (re.compile(r"/v1/jobs/" + _SEGMENT + r"/result"), ("GET",)),
-    (re.compile(r"/v1/account"), ("GET",)),
-    (re.compile(r"/v1/openapi\.json"), ("GET",)),
+#: The six operations: name, path pattern (on the raw, still percent-encoded path), methods.
+ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("jobs", re.compile(r"/v1/jobs"), ("POST",)),
+    ("job", re.compile(r"/v1/jobs/" + _SEGMENT), ("GET",)),
+    ("cancel", re.compile(r"/v1/jobs/" + _SEGMENT + r"/cancel"), ("POST",)),
+    ("result", re.compile(r"/v1/jobs/" + _SEGMENT + r"/result"), ("GET",)),
+    ("account", re.compile(r"/v1/account"), ("GET",)),
+    ("openapi", re.compile(r"/v1/openapi\.json"), ("GET",)),
 )
+
+
+@attrs.frozen
+class Route:
+    """A request's path as the gate understood it."""
+
+    name: str
+    methods: tuple[str, ...]
+    #: The path Litestar routes on: decoded, but a "/" inside the segment stays encoded.
+    canonical: str
+    #: The decoded `{job_id}` segment, or "" for paths without one.
+    segment: str
 
 
 class Settings(Protocol):
@@ -85,32 +99,51 @@ class Container(Protocol):
 T = TypeVar("T")
 
 
-def match_route(raw_path: str) -> tuple[tuple[str, ...], str] | None:
-    """The allowed methods of a path and its canonical (decoded) form; None when unknown."""
-    for pattern, methods in ROUTES:
+def match_route(raw_path: str) -> Route | None:
+    """The route of a raw path; None when it is none of the six."""
+    for name, pattern, methods in ROUTES:
         match = pattern.fullmatch(raw_path)
         if match is None:
             continue
-        canonical = raw_path
+        canonical, segment = raw_path, ""
         if match.groups():
             segment = unquote(match.group(1))
             # A decoded "/" would change the route Litestar picks: keep it encoded.
             shown = quote(segment, safe="") if "/" in segment else segment
             canonical = raw_path[: match.start(1)] + shown + raw_path[match.end(1) :]
-        return methods, canonical
+        return Route(name, methods, canonical, segment)
     return None
 
 
+#: Answers the gate gives itself: a route name -> an ASGI answer for (scope, segment).
+DirectAnswer = Callable[[dict[str, Any], str], Awaitable[ASGIApp]]
+
+
 class PrintjobApp(Litestar):
-    """Litestar, behind a strict gate of the six paths and their methods."""
+    """Litestar, behind a strict gate of the six paths and their methods.
+
+    The gate also answers the two reads clients repeat most (`GET /v1/jobs/{id}` and
+    `GET /v1/account`, see `direct`) without Litestar's per-request routing, request and
+    response objects, which cost as much as the read itself; everything else goes on to
+    Litestar.
+    """
+
+    #: Route name -> the answer the gate gives itself (filled by `create_app`).
+    direct: Mapping[str, DirectAnswer] = MappingProxyType({})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not await self._refused(scope, send):
-            return
+        if scope["type"] == "http":
+            route = await self._gate(scope, send)
+            if route is None:
+                return
+            answer = self.direct.get(route.name)
+            if answer is not None:
+                await (await answer(scope, route.segment))(scope, receive, send)
+                return
         await super().__call__(scope, receive, send)
 
-    async def _refused(self, scope: dict[str, Any], send: Send) -> bool:
-        """Answer unknown paths (404) and other methods (405); True when the app goes on."""
+    async def _gate(self, scope: dict[str, Any], send: Send) -> Route | None:
+        """Answer unknown paths (404) and other methods (405); the route when the app goes on."""
         raw: bytes = scope.get("raw_path") or scope["path"].encode()
         raw_path = raw.decode("latin-1").split("?", 1)[0]
         method: str = scope["method"]
@@ -123,16 +156,16 @@ class PrintjobApp(Litestar):
                 "/v1/jobs/{job_id}, /v1/jobs/{job_id}/cancel, /v1/jobs/{job_id}/result, "
                 "/v1/account and /v1/openapi.json."
             )
-        elif method not in route[0]:
-            allow = ", ".join(route[0])
+        elif method not in route.methods:
+            allow = ", ".join(route.methods)
             error = MethodNotAllowed(f"{method[:20]} is not allowed here; use {allow}.")
             headers["Allow"] = allow
         if error is not None:
             await send_problem(send, error, self.state["docs_url"], headers, method == "HEAD")
-            return False
+            return None
         assert route is not None
-        scope["path"] = route[1]
-        return True
+        scope["path"] = route.canonical
+        return route
 
 
 async def send_problem(
@@ -150,10 +183,11 @@ async def send_problem(
     await send({"type": "http.response.body", "body": b"" if head else body, "more_body": False})
 
 
-def problem_response(
-    error: ProblemError, docs_url: str, headers: dict[str, str] | None = None, realm: str = ""
-) -> Response[bytes]:
-    """An `application/problem+json` answer with the headers its status calls for."""
+def problem_headers(
+    error: ProblemError, headers: dict[str, str] | None = None, realm: str = ""
+) -> dict[str, str]:
+    """The headers a Problem's status calls for: `WWW-Authenticate` on 401, `Retry-After`
+    on every 429 and 503 (contract 4)."""
     out = dict(headers or {})
     if isinstance(error, Unauthenticated):
         challenge = f'Bearer realm="{realm}"'
@@ -162,8 +196,20 @@ def problem_response(
         out["WWW-Authenticate"] = challenge
     if error.status in (429, 503):
         out["Retry-After"] = str(max(1, error.retry_after or DEFAULT_RETRY_AFTER))
+    return out
+
+
+def problem_response(
+    error: ProblemError, docs_url: str, headers: dict[str, str] | None = None, realm: str = ""
+) -> Response[bytes]:
+    """An `application/problem+json` answer with the headers its status calls for."""
     body = msgspec.json.encode(to_json(problem_for(error, docs_url)))
-    return Response(content=body, status_code=error.status, media_type=PROBLEM_JSON, headers=out)
+    return Response(
+        content=body,
+        status_code=error.status,
+        media_type=PROBLEM_JSON,
+        headers=problem_headers(error, headers, realm),
+    )
 
 
 class JsonAnswer:
@@ -175,11 +221,17 @@ class JsonAnswer:
 
     __slots__ = ("body", "headers", "status")
 
-    def __init__(self, value: object, status: int = 200, headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        value: object,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        media_type: str = JSON,
+    ):
         self.status = status
         self.body = msgspec.json.encode(value)
         self.headers = [
-            (b"content-type", b"application/json"),
+            (b"content-type", media_type.encode()),
             (b"content-length", str(len(self.body)).encode()),
         ]
         if headers:
@@ -236,38 +288,41 @@ def create_app(container: Container) -> Litestar:
     trusted = [ipaddress.ip_network(n, strict=False) for n in settings.trusted_proxies]
     max_body = policy.max_upload_bytes
 
-    def base_url(request: Request[Any, Any, Any]) -> str:
+    def base_url(scope: Scope) -> str:
+        """The API's address as clients reach it: configured, else from the request."""
         if configured_base:
             return configured_base.rstrip("/")
-        return str(request.base_url).rstrip("/")
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+        if host is None:
+            server = scope.get("server")
+            host = f"{server[0]}:{server[1]}" if server else "localhost"
+        return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}".rstrip("/")
 
-    def job_answer(
-        request: Request[Any, Any, Any], job: Job, status: int = 200, **extra: str
-    ) -> JsonAnswer:
-        base = base_url(request)
+    def job_answer(scope: Scope, job: Job, status: int = 200, **extra: str) -> JsonAnswer:
+        base = base_url(scope)
         headers = dict(extra)
         if job.status in RETRY_AFTER:
             headers["Retry-After"] = str(RETRY_AFTER[job.status])
         view = job_view(job, f"{base}/v1/jobs/{job.id}/result")
         return JsonAnswer(to_json(view), status, headers)
 
-    def credentials(request: Request[Any, Any, Any]) -> tuple[str | None, str]:
+    def credentials(scope: Scope) -> tuple[str | None, str]:
         """The Authorization header and the client's address, for `ApiService.authenticate`.
 
         Read from the raw ASGI headers (names arrive lower-cased): building Litestar's
         header mapping for two lookups cost more than the lookups.
         """
-        raw: list[tuple[bytes, bytes]] = request.scope["headers"]
+        raw: list[tuple[bytes, bytes]] = scope["headers"]
         sent = [value.decode("latin-1") for name, value in raw if name == b"authorization"]
         decoded = ((name.decode("latin-1"), value.decode("latin-1")) for name, value in raw)
-        address = client_address(request.scope, decoded, trusted)
+        address = client_address(scope, decoded, trusted)
         # Two Authorization headers are not one credential (RFC 9110 11.6.2): refused as a
         # malformed key, whichever of them a proxy in front may have looked at.
         authorization = sent[0] if len(sent) == 1 else ("Bearer" if sent else None)
         return authorization, address
 
     async def authenticate(request: Request[Any, Any, Any]) -> Account:
-        return await _in_thread(api.authenticate, *credentials(request))
+        return await _in_thread(api.authenticate, *credentials(request.scope))
 
     # A storage that can try an operation without ever waiting (SQLite: `nonblocking()`)
     # lets the event loop run a read itself; a trip to the thread pool costs several times
@@ -292,7 +347,7 @@ def create_app(container: Container) -> Litestar:
         request: Request[Any, Any, Any], operation: Callable[..., T], *args: Any
     ) -> T:
         """Authenticate and run `operation(account, *args)` in one trip to the thread pool."""
-        authorization, address = credentials(request)
+        authorization, address = credentials(request.scope)
 
         def run() -> T:
             return operation(api.authenticate(authorization, address), *args)
@@ -360,20 +415,15 @@ def create_app(container: Container) -> Litestar:
         key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
         submission = await _in_thread(parse_and_submit, account, content_type, body, key)
         job = submission.job
-        extra = {"Location": f"{base_url(request)}/v1/jobs/{job.id}"}
+        extra = {"Location": f"{base_url(request.scope)}/v1/jobs/{job.id}"}
         if submission.replayed:
             extra["Idempotent-Replayed"] = "true"
-        return job_answer(request, job, 202, **extra)
-
-    @get("/v1/jobs/{job_id:str}")
-    async def read_job(request: Request[Any, Any, Any], job_id: str) -> ASGIApp:
-        job = await on_loop_or_thread(api.job_for_key, *credentials(request), job_id)
-        return job_answer(request, job)
+        return job_answer(request.scope, job, 202, **extra)
 
     @post("/v1/jobs/{job_id:str}/cancel", status_code=200)
     async def cancel_job(request: Request[Any, Any, Any], job_id: str) -> ASGIApp:
         job = await as_account(request, api.cancel, job_id)
-        return job_answer(request, job)
+        return job_answer(request.scope, job)
 
     @get("/v1/jobs/{job_id:str}/result")
     async def download(request: Request[Any, Any, Any], job_id: str) -> Response[bytes]:
@@ -389,10 +439,41 @@ def create_app(container: Container) -> Litestar:
             },
         )
 
-    @get("/v1/account")
-    async def read_account(request: Request[Any, Any, Any]) -> ASGIApp:
-        view = await on_loop_or_thread(api.account_for_key, *credentials(request))
+    # -- the two reads the gate answers itself (see `PrintjobApp`) --
+
+    async def read_job(scope: Scope, job_id: str) -> ASGIApp:
+        job = await on_loop_or_thread(api.job_for_key, *credentials(scope), job_id)
+        return job_answer(scope, job)
+
+    async def read_account(scope: Scope, _segment: str) -> ASGIApp:
+        view = await on_loop_or_thread(api.account_for_key, *credentials(scope))
         return JsonAnswer(to_json(view))
+
+    def problem_answer(error: ProblemError) -> JsonAnswer:
+        return JsonAnswer(
+            to_json(problem_for(error, docs_url)),
+            error.status,
+            problem_headers(error, realm=realm),
+            PROBLEM_JSON,
+        )
+
+    def guarded(read: DirectAnswer) -> DirectAnswer:
+        """`read` with its errors answered as `on_problem` and `on_exception` would."""
+
+        async def answer(scope: dict[str, Any], segment: str) -> ASGIApp:
+            try:
+                return await read(scope, segment)
+            except ProblemError as error:
+                if isinstance(error, InternalError):
+                    log.error("internal error on GET %s: %s", scope["path"], error)
+                return problem_answer(error)
+            except Exception as error:
+                log.error("unhandled error on GET %s", scope["path"], exc_info=error)
+                return problem_answer(
+                    InternalError("Something went wrong on our side; please retry.")
+                )
+
+        return answer
 
     openapi_cache: list[bytes] = []
 
@@ -440,7 +521,7 @@ def create_app(container: Container) -> Litestar:
         return problem_response(problem, docs_url, realm=realm)
 
     app = PrintjobApp(
-        route_handlers=[submit_job, read_job, cancel_job, download, read_account, openapi],
+        route_handlers=[submit_job, cancel_job, download, openapi],
         openapi_config=None,
         exception_handlers={
             ProblemError: on_problem,
@@ -449,16 +530,24 @@ def create_app(container: Container) -> Litestar:
         },
         request_max_body_size=max_body,
         debug=False,
+        # Logging is the process's (`printjob_http.server.configure_logging`): Litestar's
+        # default would route every record through a queue to a second thread, and that
+        # thread's fight for the GIL with the event loop doubled the cost of a poll.
+        logging_config=None,
     )
     app.state["docs_url"] = docs_url
+    app.direct = {"job": guarded(read_job), "account": guarded(read_account)}
     return app
 
 
 __all__ = [
     "ROUTES",
+    "JsonAnswer",
     "PrintjobApp",
+    "Route",
     "client_address",
     "create_app",
     "match_route",
+    "problem_headers",
     "problem_response",
 ]

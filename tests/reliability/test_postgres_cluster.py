@@ -142,7 +142,9 @@ def test_two_apis_three_workers_survive_random_kills(
     for n in range(JOBS_PER_ACCOUNT):
         for first, second in accounts:
             via = first if n % 2 == 0 else second
-            image = busy_png(700 + 8 * n, 200)
+            # Big enough that every job runs for seconds, however fast the engine gets:
+            # the kills below must find jobs running.
+            image = busy_png(1500 + 8 * n, 500)
             response = via.submit(image, idempotency_key=f"k-{n}", format="svg")
             if response.status_code == 402:
                 refused += 1

@@ -90,7 +90,7 @@ def test_keys_are_stored_only_as_hashes_and_never_logged(own_server: ServerProce
 def test_key_hashes_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stored hash is compared with hmac.compare_digest on every authentication."""
     assert "hmac.compare_digest" in inspect.getsource(keys_module.same_hash)
-    assert "same_hash(" in inspect.getsource(services_module._owner)
+    assert "same_hash(" in inspect.getsource(services_module._live_owner)
 
     from tests.unit.core.conftest import make_world
 

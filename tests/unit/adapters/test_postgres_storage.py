@@ -57,6 +57,7 @@ from tests.unit.adapters.test_sqlite_storage import (  # noqa: F401
     test_save_updates_a_job,
     test_services_over_sqlite_recover_and_sweep,
     test_unfinished_and_queued_counts,
+    test_views_read_key_account_and_job_in_one_go,
 )
 
 _TABLES = "rate_counts, idempotency_keys, jobs, api_keys, accounts"

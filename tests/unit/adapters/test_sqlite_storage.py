@@ -46,7 +46,9 @@ from printjob_core.model import (
     Phase,
     Size,
 )
+from printjob_core.ports import JobByKey
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
+from printjob_core.views import UnitOfWorkViews
 
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -193,6 +195,46 @@ def api_key(n: int, account_id: str, minute: int = 0) -> ApiKey:
         hint="pjk1_abcd…",
         created_at=T0 + timedelta(minutes=minute),
     )
+
+
+def test_views_read_key_account_and_job_in_one_go(storage: SqliteStorage) -> None:
+    """The storage's one-statement views answer exactly what the generic views (one
+    reader unit of work, repository by repository) answer, in every case."""
+    mine = add_account(storage, account(1, credits_held=2))
+    theirs = add_account(storage, account(2))
+    running = job(1, mine.id, status=JobStatus.RUNNING, lease_expires_at=T0)
+    finished = job(
+        2,
+        mine.id,
+        status=JobStatus.SUCCEEDED,
+        finished_at=T0,
+        credits_charged=1,
+        result=JobResult(OutputFormat.SVG, 10, 20, 30, 4, True, T0 + timedelta(days=1)),
+        result_key="results/job_2-1.svg",
+    )
+    queued, other = job(3, mine.id), job(4, theirs.id)
+    revoked = attrs.evolve(api_key(2, mine.id), revoked_at=T0)
+    with storage.unit_of_work() as uow:
+        for item in (running, finished, queued, other):
+            uow.jobs.add(item)
+        for key in (api_key(1, mine.id), revoked, api_key(3, theirs.id)):
+            uow.keys.add(key)
+        uow.commit()
+    fast, generic = storage.views(), UnitOfWorkViews(storage.reader)
+    hashes = [api_key(n, "").key_hash for n in (1, 2, 3, 9)]
+    job_ids = [running.id, finished.id, queued.id, other.id, "job_" + "f" * 32, "../x", "'"]
+    for key_hash in hashes:
+        assert fast.account_by_key(key_hash) == generic.account_by_key(key_hash)
+        for job_id in job_ids:
+            assert fast.job_by_key(key_hash, job_id) == generic.job_by_key(key_hash, job_id)
+    seen = fast.job_by_key(hashes[0], finished.id)
+    assert seen is not None and seen.job == finished and seen.account == mine
+    assert fast.job_by_key(hashes[0], other.id) == JobByKey(api_key(1, mine.id), mine, None)
+    by_revoked = fast.account_by_key(hashes[1])
+    assert by_revoked is not None and by_revoked.key == revoked
+    assert by_revoked.active_jobs == 2
+    assert fast.account_by_key(hashes[3]) is None
+    assert fast.job_by_key(hashes[3], running.id) is None
 
 
 def test_keys_by_id_by_hash_listed_oldest_first_and_revoked(storage: SqliteStorage) -> None:

@@ -8,27 +8,27 @@ import pytest
 from openapi_spec_validator import validate
 
 from printjob_adapters.settings import Settings
-from printjob_http.app import client_address, match_route
+from printjob_http.app import Route, client_address, match_route
 from printjob_http.openapi import openapi_document
 
 JOB = "job_" + "a" * 32
 
 
 @pytest.mark.parametrize(
-    ("path", "methods", "canonical"),
+    ("path", "route"),
     [
-        ("/v1/jobs", ("POST",), "/v1/jobs"),
-        (f"/v1/jobs/{JOB}", ("GET",), f"/v1/jobs/{JOB}"),
-        (f"/v1/jobs/{JOB}/cancel", ("POST",), f"/v1/jobs/{JOB}/cancel"),
-        (f"/v1/jobs/{JOB}/result", ("GET",), f"/v1/jobs/{JOB}/result"),
-        ("/v1/account", ("GET",), "/v1/account"),
-        ("/v1/openapi.json", ("GET",), "/v1/openapi.json"),
-        ("/v1/jobs/a%20b", ("GET",), "/v1/jobs/a b"),
-        ("/v1/jobs/a%2Fb/result", ("GET",), "/v1/jobs/a%2Fb/result"),
+        ("/v1/jobs", Route("jobs", ("POST",), "/v1/jobs", "")),
+        (f"/v1/jobs/{JOB}", Route("job", ("GET",), f"/v1/jobs/{JOB}", JOB)),
+        (f"/v1/jobs/{JOB}/cancel", Route("cancel", ("POST",), f"/v1/jobs/{JOB}/cancel", JOB)),
+        (f"/v1/jobs/{JOB}/result", Route("result", ("GET",), f"/v1/jobs/{JOB}/result", JOB)),
+        ("/v1/account", Route("account", ("GET",), "/v1/account", "")),
+        ("/v1/openapi.json", Route("openapi", ("GET",), "/v1/openapi.json", "")),
+        ("/v1/jobs/a%20b", Route("job", ("GET",), "/v1/jobs/a b", "a b")),
+        ("/v1/jobs/a%2Fb/result", Route("result", ("GET",), "/v1/jobs/a%2Fb/result", "a/b")),
     ],
 )
-def test_known_paths(path: str, methods: tuple[str, ...], canonical: str) -> None:
-    assert match_route(path) == (methods, canonical)
+def test_known_paths(path: str, route: Route) -> None:
+    assert match_route(path) == route
 
 
 @pytest.mark.parametrize(
