@@ -11,62 +11,242 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import ndimage, sparse
+from scipy import sparse
 from scipy.sparse import csgraph
 
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import RINGING_REACH, segment_residual
+from printjob_adapters.engine.quantise import (
+    RINGING_REACH,
+    pixel_rows,
+    segment_residual,
+    sorted_unique,
+)
 
 IntArray = npt.NDArray[np.int32]
+Int64Array = npt.NDArray[np.int64]
 
 #: Components up to this many pixels are examined as possible speckles.
 SPECKLE_MAX = 12
-#: Up to this many colours, components are labelled colour by colour.
-PER_COLOUR_BOXES = 4
+#: Up to this many colours, components are numbered colour by colour (see `components`).
+PER_COLOUR_ORDER = 4
 #: Noise level (`PixelMaps.noise`) above which the tiniest components are always merged.
 NOISY = 4.0
 #: In noisy input (JPEG, scans, photos), components this small are never trusted on their own.
 NOISY_SPECKLE = 4
 
 
+@attrs.frozen(eq=False)
+class Components:
+    """The 4-connected components of equal labels of a label map, numbered as `components`.
+
+    `base` (H, W) holds each pixel's id as first labelled; `to_id` maps those ids to the
+    current ones, so merging components (`_merge`) never rewrites the whole map; maps are
+    made from the runs of `base` (`spread`). Id 0 holds every -1 pixel. `label`, `size`
+    and `first` (raster index of the first pixel; -1 for id 0) are per current id.
+    """
+
+    base: IntArray
+    to_id: IntArray
+    label: IntArray
+    size: Int64Array
+    first: Int64Array
+    run_base: IntArray  # (R,) the base id of each run of `base` in raster order
+    run_length: Int64Array  # (R,) and its length
+
+    @property
+    def count(self) -> int:
+        """Number of ids, id 0 included."""
+        return len(self.label)
+
+    def spread(self, per_id: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A per-id value as an (H, W) map, filled run by run: O(R) look-ups and one
+        fill, much cheaper than indexing by `base` pixel by pixel."""
+        values = per_id[self.to_id[self.run_base]]
+        return np.repeat(values, self.run_length).reshape(self.base.shape)
+
+    def ids(self) -> IntArray:
+        """The (H, W) map of current ids. O(N)."""
+        return self.spread(np.arange(self.count, dtype=np.int32))
+
+    def labels(self) -> IntArray:
+        """The label map the components partition. O(N)."""
+        return self.spread(self.label)
+
+
 def components(labels: IntArray) -> tuple[IntArray, int]:
     """4-connected components of equal labels; id 0 holds all -1 pixels.
 
-    Few colours (up to `PER_COLOUR_BOXES`): `ndimage.label` per colour inside its bounding
-    box, O(sum of box areas). More: one `ndimage.label` over a doubled grid whose odd cells
-    link two neighbours exactly when their labels agree (as `boundaries.label_faces`),
-    O(4 N) whatever the palette size.
+    Returns the (H, W) id map and the number of ids. Ids follow `_numbering`. Cost: see
+    `label_components`.
     """
-    k = int(labels.max()) + 1
-    if k > PER_COLOUR_BOXES:
-        return _components_grid(labels)
-    comp = np.zeros(labels.shape, dtype=np.int32)
-    next_id = 1
-    for value, box in enumerate(ndimage.find_objects(labels + 1)):
-        if box is None:
-            continue
-        mask = labels[box] == value
-        lab, n = ndimage.label(mask)
-        view = comp[box]
-        view[mask] = lab[mask] + (next_id - 1)
-        next_id += n
-    return comp, next_id
+    comps = label_components(labels)
+    return comps.ids(), comps.count
 
 
-def _components_grid(labels: IntArray) -> tuple[IntArray, int]:
+def label_components(labels: IntArray) -> Components:
+    """4-connected components of equal labels, found run by run.
+
+    Each row is cut into runs of equal labels; runs in neighbouring rows join when they
+    overlap with the same label. Such an overlap begins where a run begins in one of the
+    two rows, so only those columns are compared. The joined runs are grouped by
+    `csgraph.connected_components` over the R runs. Cost: a handful of whole-image compares
+    and one `np.repeat`, O(N), plus O(R log R) for R runs (R << N for flat art); about a
+    quarter of labelling a doubled grid or each colour with `ndimage.label`.
+    """
     h, w = labels.shape
-    inside = labels >= 0
-    grid = np.zeros((2 * h - 1, 2 * w - 1), dtype=bool)
-    grid[::2, ::2] = inside
-    grid[::2, 1::2] = (labels[:, 1:] == labels[:, :-1]) & inside[:, 1:]
-    grid[1::2, ::2] = (labels[1:, :] == labels[:-1, :]) & inside[1:, :]
-    ids, count = ndimage.label(grid)
-    return ids[::2, ::2].astype(np.int32), int(count) + 1
+    flat = labels.ravel()
+    n = flat.size
+    start = np.ones(n, dtype=bool)
+    np.not_equal(flat[1:], flat[:-1], out=start[1:])
+    start[::w] = True
+    heads = np.flatnonzero(start)
+    lengths = np.diff(np.append(heads, n))
+    run_label = flat[heads]
+    # Vertical joins, compared only where a run starts in the upper or the lower row.
+    probe = start[:-w] | start[w:]
+    probe &= flat[:-w] == flat[w:]
+    pos = np.flatnonzero(probe)
+    pos = pos[flat[pos] >= 0]
+    runs = len(heads)
+    if len(pos) > n // 16:
+        # Many joins (photos): each pixel's run number at once beats a search per join.
+        run_of = np.cumsum(start, dtype=np.int64)
+        upper = run_of[pos] - 1
+        lower = run_of[pos + w] - 1
+    else:
+        upper = np.searchsorted(heads, pos, side="right") - 1
+        lower = np.searchsorted(heads, pos + w, side="right") - 1
+    graph = sparse.coo_matrix((np.ones(len(pos), dtype=np.int8), (upper, lower)), (runs, runs))
+    groups, group = csgraph.connected_components(graph, directed=False)
+    # Runs are in raster order, so a group's first run holds its first pixel.
+    first = np.full(groups, n, dtype=np.int64)
+    np.minimum.at(first, group, heads)
+    glabel = np.empty(groups, dtype=np.int32)
+    glabel[group] = run_label
+    gsize = np.bincount(group, lengths, minlength=groups).astype(np.int64)
+    new_id = _numbering(glabel, first)
+    run_base = new_id[group]
+    base = np.repeat(run_base, lengths).reshape(h, w)
+    identity = np.arange(int(new_id.max(initial=0)) + 1, dtype=np.int32)
+    return _per_id(base, identity, new_id, glabel, gsize, first, (run_base, lengths))
+
+
+def _numbering(label: IntArray, first: Int64Array) -> IntArray:
+    """Ids for groups of pixels with these labels and first pixels: 0 for label -1, then
+    1, 2, ... in the order `components` has always numbered them (and tie-breaks in
+    `merge_specks` follow): colour by colour, each in raster order of the first pixel, when
+    the map has at most `PER_COLOUR_ORDER` colours, else in raster order. O(n log n)."""
+    out = np.zeros(len(label), dtype=np.int32)
+    inside = np.flatnonzero(label >= 0)
+    if len(inside) == 0:
+        return out
+    k = int(label[inside].max()) + 1
+    if k > PER_COLOUR_ORDER:
+        order = inside[np.argsort(first[inside], kind="stable")]
+    else:
+        order = inside[np.lexsort((first[inside], label[inside]))]
+    out[order] = np.arange(1, len(order) + 1, dtype=np.int32)
+    return out
+
+
+def _per_id(
+    base: IntArray,
+    to_id: IntArray,
+    new_id: IntArray,
+    glabel: IntArray,
+    gsize: Int64Array,
+    gfirst: Int64Array,
+    runs: tuple[IntArray, Int64Array],
+) -> Components:
+    """`Components` from per-group facts, each group's id (`new_id`; 0 for -1) and the
+    runs of `base` (base id, length). O(n)."""
+    count = int(new_id.max(initial=0)) + 1
+    label = np.full(count, -1, dtype=np.int32)
+    label[new_id] = np.where(new_id > 0, glabel, -1)
+    first = np.full(count, -1, dtype=np.int64)
+    inside = new_id > 0
+    first[new_id[inside]] = gfirst[inside]
+    size = np.bincount(new_id, gsize, minlength=count).astype(np.int64)
+    return Components(
+        base=base,
+        to_id=to_id,
+        label=label,
+        size=size,
+        first=first,
+        run_base=runs[0],
+        run_length=runs[1],
+    )
+
+
+@attrs.frozen(eq=False)
+class _Pixels:
+    """Listed pixels (raster order): flat index, base id, base ids of the 4 neighbours."""
+
+    at: Int64Array  # (S,)
+    base: IntArray  # (S,)
+    neighbours: IntArray  # (S, 4) left, right, up, down; -1 off the image
+
+    def subset(self, keep: npt.NDArray[np.bool_]) -> _Pixels:
+        return _Pixels(at=self.at[keep], base=self.base[keep], neighbours=self.neighbours[keep])
+
+
+def _pixels_of(comps: Components, wanted: npt.NDArray[np.bool_]) -> _Pixels:
+    """The pixels of the `wanted` components (per current id) with their neighbours' base
+    ids. Cost: O(N) for the look-up, O(S) for the S pixels listed."""
+    h, w = comps.base.shape
+    base = comps.base.ravel()
+    at = np.flatnonzero(comps.spread(wanted))
+    y, x = np.divmod(at, w)
+    neighbours = np.full((len(at), 4), -1, dtype=np.int32)
+    for j, (ok, step) in enumerate(((x > 0, -1), (x < w - 1, 1), (y > 0, -w), (y < h - 1, w))):
+        neighbours[ok, j] = base[at[ok] + step]
+    return _Pixels(at=at, base=base[at], neighbours=neighbours)
+
+
+def _neighbour_ids(comps: Components, pixels: _Pixels) -> IntArray:
+    """Current ids of the listed pixels' 4 neighbours, -1 off the image. O(S)."""
+    # -1 (off the image) indexes the last id: a valid look-up, reset to -1 at once.
+    out: IntArray = comps.to_id[pixels.neighbours]
+    out[pixels.neighbours < 0] = -1
+    return out
+
+
+def _merge(comps: Components, new_label: IntArray, pixels: _Pixels) -> Components:
+    """The components after some changed label (`new_label`, per current id): each joins
+    the neighbouring components that now share its label. Only the listed `pixels` are
+    looked at, which must include every pixel of a changed component (they are speckles);
+    groups come from `csgraph` over the components, and the pixel map is kept (`to_id`
+    changes). Same partition and numbering as labelling the new map afresh. Cost:
+    O(S + n log n) for S listed pixels and n components, instead of O(N).
+    """
+    moved = new_label != comps.label
+    cur = comps.to_id[pixels.base]
+    rows = np.flatnonzero(moved[cur])
+    p = cur[rows]
+    base = pixels.neighbours[rows]
+    # -1 (off the image) indexes the last id: a valid look-up, masked out at once.
+    q = comps.to_id[base]
+    join = (base >= 0) & (q != p[:, None]) & (new_label[q] == new_label[p][:, None])
+    src = np.broadcast_to(p[:, None], join.shape)[join]
+    n = comps.count
+    graph = sparse.coo_matrix((np.ones(len(src), dtype=np.int8), (src, q[join])), (n, n))
+    groups, group = csgraph.connected_components(graph, directed=False)
+    gfirst = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(gfirst, group, comps.first)
+    glabel = np.empty(groups, dtype=np.int32)
+    glabel[group] = new_label
+    gsize = np.bincount(group, comps.size, minlength=groups).astype(np.int64)
+    new_id = _numbering(glabel, gfirst)
+    to_id = new_id[group][comps.to_id]
+    runs = (comps.run_base, comps.run_length)
+    return _per_id(comps.base, to_id, new_id, glabel, gsize, gfirst, runs)
 
 
 def _components_graph(labels: IntArray) -> tuple[IntArray, int]:
+    """Reference labelling for the tests: pixels as graph nodes, O(N) edges."""
     h, w = labels.shape
     idx = np.arange(h * w, dtype=np.int64).reshape(h, w)
     right = (labels[:, :-1] == labels[:, 1:]) & (labels[:, :-1] >= 0)
@@ -81,25 +261,67 @@ def _components_graph(labels: IntArray) -> tuple[IntArray, int]:
 
 
 def _neighbour_pairs(
-    labels: IntArray, comp: IntArray, small: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.int64]:
-    """Distinct (component, neighbouring label) pairs for the small components. Cost: O(N)."""
-    out = []
-    for a, b in (
-        (np.s_[:, :-1], np.s_[:, 1:]),
-        (np.s_[:, 1:], np.s_[:, :-1]),
-        (np.s_[:-1, :], np.s_[1:, :]),
-        (np.s_[1:, :], np.s_[:-1, :]),
-    ):
-        ca, lb, la = comp[a], labels[b], labels[a]
-        m = small[ca] & (lb >= 0) & (lb != la)
-        out.append(np.stack([ca[m], lb[m]], axis=1))
-    pairs = np.concatenate(out).astype(np.int64)
-    if len(pairs) == 0:
-        return pairs.reshape(0, 2)
-    span = int(pairs[:, 1].max()) + 1
-    key = np.unique(pairs[:, 0] * span + pairs[:, 1])
-    return np.stack([key // span, key % span], axis=1)
+    comps: Components, pixels: _Pixels, small: npt.NDArray[np.bool_]
+) -> tuple[IntArray, Int64Array]:
+    """The listed pixels' current ids, and the distinct (small component, neighbouring
+    label) pairs, sorted. Cost: O(S) for the S listed pixels."""
+    cur = comps.to_id[pixels.base]
+    q = _neighbour_ids(comps, pixels)
+    lq = comps.label[q]
+    lq[q < 0] = -1
+    own = comps.label[cur]
+    m = small[cur][:, None] & (lq >= 0) & (lq != own[:, None])
+    ca = np.broadcast_to(cur[:, None], m.shape)[m].astype(np.int64)
+    lb = lq[m].astype(np.int64)
+    if len(ca) == 0:
+        return cur, np.zeros((0, 2), dtype=np.int64)
+    span = int(lb.max()) + 1
+    key = _distinct_keys(ca * span + lb, comps.count * span)
+    return cur, np.stack([key // span, key % span], axis=1)
+
+
+def _distinct_keys(keys: Int64Array, space: int) -> Int64Array:
+    """The distinct values of `keys` (all in [0, space)), sorted: marked in a bitmap when
+    the space is moderate, O(len + space) with no sort, else `sorted_unique`."""
+    if space > 1 << 26 or space > 64 * len(keys):
+        return sorted_unique(keys)
+    seen = np.zeros(space, dtype=bool)
+    seen[keys] = True
+    return np.flatnonzero(seen)
+
+
+def _two_nearest(
+    group: Int64Array, d: npt.NDArray[np.float64], second: bool = True
+) -> tuple[Int64Array, Int64Array]:
+    """For rows sorted by `group`: each group's row with the smallest `d` and, when
+    `second`, its row with the next smallest (-1 for a group of one row); ties go to the
+    earlier row. The first two rows of each group after a stable sort by `d`, without
+    sorting: two `np.minimum.reduceat` passes, O(P) for P rows.
+    """
+    change = np.empty(len(group), dtype=bool)
+    change[:1] = True
+    np.not_equal(group[1:], group[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    gid = np.cumsum(change) - 1
+    best = _first_minimum(d, starts, gid)
+    if not second:
+        return best, np.zeros(0, dtype=np.int64)
+    rest = d.copy()
+    rest[best] = np.inf
+    after = _first_minimum(rest, starts, gid)
+    single = np.diff(np.append(starts, len(d))) == 1
+    return best, np.where(single, -1, after)
+
+
+def _first_minimum(d: npt.NDArray[np.float64], starts: Int64Array, gid: Int64Array) -> Int64Array:
+    """The first row of each group holding the group's minimum of `d`. O(P)."""
+    low = np.minimum.reduceat(d, starts)
+    at = np.flatnonzero(d == low[gid])
+    head = np.empty(len(at), dtype=bool)
+    head[:1] = True
+    np.not_equal(gid[at][1:], gid[at][:-1], out=head[1:])
+    out: Int64Array = at[head]
+    return out
 
 
 def remove_speckles(
@@ -113,57 +335,76 @@ def remove_speckles(
     passes: int = 2,
     keep_every_colour: bool = False,
 ) -> IntArray:
+    """`clean_speckles` for a caller that wants the label map. Cost: as it, plus O(N)."""
+    comps = clean_speckles(
+        labels, rgb, palette, point_tol, mix_tol, noise, split, passes, keep_every_colour
+    )
+    return comps.labels()
+
+
+def clean_speckles(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: npt.NDArray[np.floating[Any]],
+    point_tol: float,
+    mix_tol: float,
+    noise: float,
+    split: float = 0.0,
+    passes: int = 2,
+    keep_every_colour: bool = False,
+) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
-    With `keep_every_colour` (an exact count was asked for) each colour keeps at least its
-    largest component. Cost per pass: one connected-components run and a few bincounts, O(N).
+    Returns the components of the cleaned map (its labels are `.labels()`), so that
+    `photo_like` need not label it again. With `keep_every_colour` (an exact count was
+    asked for) each colour keeps at least its largest component. Cost: one
+    `label_components`, O(N); then per pass O(S) for the S pixels of small components
+    (their list is made once and only shrinks) and O(n log n) for n components: merged
+    components are joined to their neighbours (`_merge`) rather than the map relabelled.
     """
-    labels = labels.copy()
-    flat_rgb = rgb.reshape(-1, 3)
+    comps = label_components(labels)
+    flat_rgb = pixel_rows(rgb)
+    palette_lab = srgb_to_lab(palette)
+    pixels: _Pixels | None = None
     for _ in range(passes):
-        comp, n = components(labels)
-        cflat = comp.ravel()
-        size = np.bincount(cflat, minlength=n)
-        comp_label = np.full(n, -1, dtype=np.int32)
-        comp_label[cflat] = labels.ravel()
+        n, size, comp_label = comps.count, comps.size, comps.label
         small = (size <= SPECKLE_MAX) & (comp_label >= 0)
         if not small.any():
             break
-        pairs = _neighbour_pairs(labels, comp, small)
+        if pixels is None:
+            pixels = _pixels_of(comps, small)
+        else:
+            # Components only grow, so the small ones are among those listed before.
+            pixels = pixels.subset(small[comps.to_id[pixels.base]])
+        cur, pairs = _neighbour_pairs(comps, pixels, small)
         if len(pairs) == 0:
             break
-        sel = np.flatnonzero(small[cflat])
         sums = np.stack(
-            [np.bincount(cflat[sel], flat_rgb[sel, c], minlength=n) for c in range(3)], axis=1
+            [np.bincount(cur, flat_rgb[pixels.at, c], minlength=n) for c in range(3)], axis=1
         )
         mean = sums / np.maximum(size, 1)[:, None]
         c_ids, nb = pairs[:, 0], pairs[:, 1]
         # Best neighbour: nearest in sRGB, the same rule that assigns anti-aliased pixels.
+        # Also the second-nearest neighbour colour, for the "mixture of its surroundings" test.
         d_nb = ((mean[c_ids] - palette[nb]) ** 2).sum(axis=1)
-        order = np.lexsort((d_nb, c_ids))
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = c_ids[order][1:] != c_ids[order][:-1]
-        best = order[first]
+        best, second_row = _two_nearest(c_ids, d_nb)
         cid, target = c_ids[best], nb[best]
-        # Second-nearest neighbour colour, for the "mixture of its surroundings" test.
-        second_ok = np.zeros(len(order), dtype=bool)
-        second_ok[:-1] = first[1:] == 0
-        second_ok &= first
-        second = np.full(len(cid), -1)
-        pos = np.flatnonzero(first)
-        has2 = second_ok[pos]
-        second[has2] = nb[order[pos[has2] + 1]]
+        second = np.where(second_row >= 0, nb[second_row], -1)
 
         m = mean[cid]
-        own = palette[comp_label[cid]]
-        d_own = np.linalg.norm(srgb_to_lab(m) - srgb_to_lab(own), axis=1)
-        off_colour = d_own > point_tol
-        res, t = segment_residual(m, palette[target], palette[np.maximum(second, 0)], split)
-        mixture = (second >= 0) & (res < mix_tol) & (t > 0.05) & (t < 0.95)
         lone = (size[cid] <= NOISY_SPECKLE) & (noise >= NOISY)
         # Within mixing reach of the colour around it: a ringing or noise blotch, not a feature.
         faint = np.linalg.norm(m - palette[target], axis=1) <= RINGING_REACH * mix_tol
-        merge = off_colour | mixture | lone | faint
+        merge = lone | faint
+        # The colour and mixture tests only for speckles not merged already (most of a
+        # photo's are): they are the costly ones.
+        rest = np.flatnonzero(~merge)
+        own_lab = palette_lab[comp_label[cid[rest]]]
+        d_own = np.linalg.norm(srgb_to_lab(m[rest]) - own_lab, axis=1)
+        merge[rest] = d_own > point_tol
+        rest = rest[~merge[rest] & (second[rest] >= 0)]
+        res, t = segment_residual(m[rest], palette[target[rest]], palette[second[rest]], split)
+        merge[rest] = (res < mix_tol) & (t > 0.05) & (t < 0.95)
         if keep_every_colour:
             # An exact colour count was asked for: a colour never vanishes entirely; its
             # largest speckle stays.
@@ -180,10 +421,10 @@ def remove_speckles(
                 merge[order[first]] = False
         if not merge.any():
             break
-        remap = comp_label.copy()
-        remap[cid[merge]] = target[merge]
-        labels = remap[comp]
-    return labels
+        new_label = comp_label.copy()
+        new_label[cid[merge]] = target[merge]
+        comps = _merge(comps, new_label, pixels)
+    return comps
 
 
 #: Photo-like input (noise at least this, see `PixelMaps.noise`) gets the speck filter.
@@ -200,40 +441,37 @@ SPECK_MIN_PIXELS = 64 * 64
 SPECK_PASSES = 4
 
 
-def photo_like(labels: IntArray, noise: float) -> bool:
+def photo_like(labels: IntArray, noise: float, comps: Components | None = None) -> bool:
     """Whether the label map looks like a photo or scan rather than flat art: noisy input,
     or many small components (flat art has a few thin strokes and dots, a photo
     thousands of specks). Images under `SPECK_MIN_PIXELS` are never photo-like: every
-    pixel of a thumbnail or an icon matters. Cost: one connected-components run, O(N)."""
+    pixel of a thumbnail or an icon matters. `comps` are the map's components when the
+    caller has them (`clean_speckles`). Cost: O(n), or one `label_components`, O(N)."""
     if labels.size < SPECK_MIN_PIXELS:
         return False
     if noise >= PHOTO_NOISE:
         return True
-    comp, n = components(labels)
-    size = np.bincount(comp.ravel(), minlength=n)
-    size[0] = 0
+    if comps is None:
+        comps = label_components(labels)
+    size = comps.size[comps.label >= 0]
     small = int(((size > 0) & (size < SPECK_AREA)).sum())
     return small * 1000 >= BUSY_SMALL * labels.size
 
 
-def _component_pairs(comp: IntArray, small: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
-    """Distinct (small component, 4-neighbouring component) pairs. Cost: O(N)."""
-    out = []
-    for a, b in (
-        (np.s_[:, :-1], np.s_[:, 1:]),
-        (np.s_[:, 1:], np.s_[:, :-1]),
-        (np.s_[:-1, :], np.s_[1:, :]),
-        (np.s_[1:, :], np.s_[:-1, :]),
-    ):
-        ca, cb = comp[a], comp[b]
-        m = small[ca] & (cb > 0) & (cb != ca)
-        out.append(np.stack([ca[m], cb[m]], axis=1))
-    pairs = np.concatenate(out).astype(np.int64)
-    if len(pairs) == 0:
-        return pairs.reshape(0, 2)
-    span = int(comp.max()) + 1
-    key = np.unique(pairs[:, 0] * span + pairs[:, 1])
-    return np.stack([key // span, key % span], axis=1)
+def _component_pairs(
+    comps: Components, pixels: _Pixels, small: npt.NDArray[np.bool_]
+) -> tuple[IntArray, Int64Array]:
+    """The listed pixels' current ids, and the distinct (small component, 4-neighbouring
+    component) pairs, sorted. Cost: O(S) for the S listed pixels."""
+    cur = comps.to_id[pixels.base]
+    q = _neighbour_ids(comps, pixels)
+    m = small[cur][:, None] & (q > 0) & (q != cur[:, None])
+    ca = np.broadcast_to(cur[:, None], m.shape)[m].astype(np.int64)
+    if len(ca) == 0:
+        return cur, np.zeros((0, 2), dtype=np.int64)
+    span = comps.count
+    key = sorted_unique(ca * span + q[m])
+    return cur, np.stack([key // span, key % span], axis=1)
 
 
 def merge_specks(
@@ -250,19 +488,17 @@ def merge_specks(
     (`photo_like`), so flat art keeps its thin strokes, dots and small text. A speck
     only joins a neighbour that is big, or bigger than itself (ties by id), so two
     neighbouring specks never swap colours. With `keep_every_colour` (an exact count
-    was asked for) each colour's largest component stays. Cost per pass: one
-    connected-components run and a few bincounts, O(N).
+    was asked for) each colour's largest component stays. Cost: one `label_components`,
+    O(N); then per pass O(S) for the S pixels of components under `max_size` (listed
+    once; the list only shrinks) and O(n log n) for n components (`_merge`).
     """
-    labels = labels.copy()
-    flat_rgb = rgb.reshape(-1, 3)
+    comps = label_components(labels)
+    flat_rgb = pixel_rows(rgb)
+    pixels: _Pixels | None = None
     for _ in range(passes):
-        comp, n = components(labels)
-        cflat = comp.ravel()
-        size = np.bincount(cflat, minlength=n)
-        comp_label = np.full(n, -1, dtype=np.int32)
-        comp_label[cflat] = labels.ravel()
-        small = (size < max_size) & (comp_label >= 0)
-        small[0] = False
+        n, size, comp_label = comps.count, comps.size, comps.label
+        under = (size < max_size) & (comp_label >= 0)
+        small = under.copy()
         if keep_every_colour:
             # An exact colour count was asked for: each colour's largest component stays.
             ids = np.flatnonzero(comp_label >= 0)
@@ -272,7 +508,13 @@ def merge_specks(
             small[order[head]] = False
         if not small.any():
             break
-        pairs = _component_pairs(comp, small)
+        # Listed: every component under `max_size`, also a colour's protected largest one,
+        # which a later pass may free. Components only grow, so the list only shrinks.
+        if pixels is None:
+            pixels = _pixels_of(comps, under)
+        else:
+            pixels = pixels.subset(under[comps.to_id[pixels.base]])
+        cur, pairs = _component_pairs(comps, pixels, small)
         if len(pairs) == 0:
             break
         c, g = pairs[:, 0], pairs[:, 1]
@@ -282,31 +524,35 @@ def merge_specks(
         c, g = c[ok], g[ok]
         if len(c) == 0:
             break
-        sel = np.flatnonzero(small[cflat])
         sums = np.stack(
-            [np.bincount(cflat[sel], flat_rgb[sel, ch], minlength=n) for ch in range(3)], axis=1
+            [np.bincount(cur, flat_rgb[pixels.at, ch], minlength=n) for ch in range(3)], axis=1
         )
         mean = sums / np.maximum(size, 1)[:, None]
         off = mean[c] - palette[comp_label[g]]
         d = (off * off).sum(axis=1)
-        order = np.lexsort((g, d, c))
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = c[order][1:] != c[order][:-1]
-        best = order[first]
-        remap = comp_label.copy()
-        remap[c[best]] = comp_label[g[best]]
-        labels = remap[comp]
-    return labels
+        # Pairs are sorted by (c, g), so ties in d go to the smaller id g.
+        best, _ = _two_nearest(c, d, second=False)
+        new_label = comp_label.copy()
+        new_label[c[best]] = comp_label[g[best]]
+        comps = _merge(comps, new_label, pixels)
+    return comps.labels()
 
 
-def _box3(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint8]:
-    """Set pixels in each pixel's 3x3 window (truncated at the border), as uint8. O(N)."""
+def _box3(
+    mask: npt.NDArray[np.bool_],
+    row: npt.NDArray[np.uint8] | None = None,
+    out: npt.NDArray[np.uint8] | None = None,
+) -> npt.NDArray[np.uint8]:
+    """Set pixels in each pixel's 3x3 window (truncated at the border), as uint8. `row` and
+    `out` are scratch and result arrays of the mask's shape to reuse. O(N)."""
     m = mask.view(np.uint8)
-    row = m.copy()
-    row[:, 1:] += m[:, :-1]
+    row = np.empty_like(m) if row is None else row
+    out = np.empty_like(m) if out is None else out
+    np.add(m[:, 1:], m[:, :-1], out=row[:, 1:])
+    row[:, 0] = m[:, 0]
     row[:, :-1] += m[:, 1:]
-    out = row.copy()
-    out[1:] += row[:-1]
+    np.add(row[1:], row[:-1], out=out[1:])
+    out[0] = row[0]
     out[:-1] += row[1:]
     return out
 
@@ -339,20 +585,27 @@ def majority_smooth(
 
 
 def _majority(labels: IntArray) -> IntArray:
-    """One mode-filter pass (see `majority_smooth`)."""
+    """One mode-filter pass (see `majority_smooth`). Ties go to the smaller label. Labels
+    are compared as int8 (int16 for over 126 colours), the window sums use two reused
+    uint8 arrays, and the running winner is updated with masked copies rather than
+    boolean indexing. Cost: about ten whole-image byte operations per label present."""
     k = int(labels.max()) + 1
     if k <= 1:
         return labels
+    present = np.flatnonzero(np.bincount(labels.ravel() + 1, minlength=k + 1)) - 1
+    narrow = labels.astype(np.int8 if k < 127 else np.int16)
     best = np.zeros(labels.shape, dtype=np.uint8)
-    winner = labels.copy()
+    winner = narrow.copy()
     own = np.zeros(labels.shape, dtype=np.uint8)
-    for value in range(-1, k):
-        hit = labels == value
-        if not hit.any():
-            continue
-        count = _box3(hit)
-        better = count > best
-        best[better] = count[better]
-        winner[better] = value
-        own[hit] = count[hit]
+    row = np.empty(labels.shape, dtype=np.uint8)
+    count = np.empty(labels.shape, dtype=np.uint8)
+    hit = np.empty(labels.shape, dtype=bool)
+    better = np.empty(labels.shape, dtype=bool)
+    for value in present:
+        np.equal(narrow, value, out=hit)
+        _box3(hit, row, count)
+        np.greater(count, best, out=better)
+        np.copyto(winner, value, where=better)
+        np.maximum(best, count, out=best)
+        np.copyto(own, count, where=hit)
     return np.where(best > own, winner, labels).astype(np.int32)

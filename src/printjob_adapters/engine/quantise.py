@@ -22,12 +22,13 @@ two (coverage a >= 0.5), never a third colour lying between them in colour space
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import ndimage, sparse
+from scipy import sparse
 from scipy.spatial import cKDTree
 
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
@@ -84,16 +85,19 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     alpha = rgba[..., 3]
     opaque = alpha >= 128
     solid = alpha == 255
-    ranges = _range5(rgba[..., :3])
+    # All four channels at once: contiguous bytes are cheaper than a strided RGB view.
+    ranges = _range5(rgba)
     spread = np.maximum(np.maximum(ranges[..., 0], ranges[..., 1]), ranges[..., 2])
     # Transparent pixels carry meaningless colour; their neighbours are not interiors.
     if solid.all():
         solid_interior = solid
+        interior_spread = spread.ravel()
     else:
-        solid_interior = ndimage.minimum_filter(solid.view(np.uint8), 5).view(bool)
+        solid_interior = ~_dilate(~solid, 2)
+        interior_spread = spread[solid_interior]
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
-    noise = _percentile90(np.bincount(spread[solid_interior], minlength=256)[:17])
+    noise = _percentile90(np.bincount(interior_spread, minlength=256)[:17])
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise)
 
@@ -114,24 +118,34 @@ def _percentile90(counts: npt.NDArray[np.int64]) -> float:
 
 def _range5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     """Max minus min over each pixel's 5x5 window (truncated at the image border), per
-    channel of a uint8 (H, W, C) image. Separable, on shifted views of an edge-padded copy:
-    16 whole-array uint8 max/min operations, O(N). Identical to
+    channel of a uint8 (H, W, C) image. Separable: each row is one run of W * C bytes, so a
+    horizontal shift by d pixels is a shift by d * C bytes; 16 whole-array uint8 max/min
+    operations on overlapping slices, O(N), no padded copy. Identical to
     `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` (whose default
     "reflect" border repeats pixels already inside the window).
     """
-    h, w = img.shape[:2]
-    pad = np.pad(img, ((2, 2), (2, 2), (0, 0)), mode="edge")
-    hi = pad[:, 0:w].copy()
-    lo = hi.copy()
-    for dx in range(1, 5):
-        np.maximum(hi, pad[:, dx : dx + w], out=hi)
-        np.minimum(lo, pad[:, dx : dx + w], out=lo)
-    vhi = hi[0:h].copy()
-    vlo = lo[0:h].copy()
-    for dy in range(1, 5):
-        np.maximum(vhi, hi[dy : dy + h], out=vhi)
-        np.minimum(vlo, lo[dy : dy + h], out=vlo)
-    out: npt.NDArray[np.uint8] = vhi - vlo
+    h, w, c = img.shape
+    rows = np.ascontiguousarray(img).reshape(h, w * c)
+    hi = rows.copy()
+    lo = rows.copy()
+    for d in (c, 2 * c):
+        if d >= w * c:
+            break
+        # Reading `rows`, never the array being written, so overlapping slices are safe.
+        np.maximum(hi[:, d:], rows[:, :-d], out=hi[:, d:])
+        np.maximum(hi[:, :-d], rows[:, d:], out=hi[:, :-d])
+        np.minimum(lo[:, d:], rows[:, :-d], out=lo[:, d:])
+        np.minimum(lo[:, :-d], rows[:, d:], out=lo[:, :-d])
+    vhi = hi.copy()
+    vlo = lo.copy()
+    for d in (1, 2):
+        if d >= h:
+            break
+        np.maximum(vhi[d:], hi[:-d], out=vhi[d:])
+        np.maximum(vhi[:-d], hi[d:], out=vhi[:-d])
+        np.minimum(vlo[d:], lo[:-d], out=vlo[d:])
+        np.minimum(vlo[:-d], lo[d:], out=vlo[:-d])
+    out: npt.NDArray[np.uint8] = (vhi - vlo).reshape(h, w, c)
     return out
 
 
@@ -170,6 +184,14 @@ class Colours:
     count: npt.NDArray[np.int64]  # (U,) opaque pixels of each colour
     flat: npt.NDArray[np.int64]  # (U,) flat pixels of each colour
     everything: bool  # every pixel is opaque (inverse then covers the whole raster)
+    run_colour: IntArray  # (R,) the colour of each run of equal colours in `inverse`
+    run_length: npt.NDArray[np.int64]  # (R,) and its length
+
+    def spread(self, values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """A per-colour value for each opaque pixel (raster order of the opaque pixels),
+        repeated run by run: O(R) look-ups and one fill, much cheaper than indexing by
+        `inverse` pixel by pixel."""
+        return np.repeat(values[self.run_colour], self.run_length)
 
     def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
         """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(N)."""
@@ -182,38 +204,52 @@ class Colours:
 
 def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
     """Step 2b: the distinct colours of the opaque pixels with their pixel and flat counts.
-    Cost: O(N) plus a sort of the colour runs (see `_distinct`)."""
+    Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are summed
+    per run, not per pixel."""
     everything = bool(maps.opaque.all())
     keys = colour_keys(rgb)
-    uniq, inv = _distinct(keys if everything else keys[maps.opaque])
+    runs = _colour_runs(keys.ravel() if everything else keys[maps.opaque])
     del keys
     flat_px = maps.flat.ravel() if everything else maps.flat[maps.opaque]
-    count = np.bincount(inv, minlength=len(uniq))
-    flat = np.bincount(inv[flat_px], minlength=len(uniq))
+    u = len(runs.uniq)
+    count = np.bincount(runs.index, runs.lengths, minlength=u).astype(np.int64)
+    if len(runs.heads):
+        flat_runs = np.add.reduceat(flat_px.view(np.uint8), runs.heads, dtype=np.int64)
+    else:
+        flat_runs = np.zeros(0, dtype=np.int64)
+    flat = np.bincount(runs.index, flat_runs, minlength=u).astype(np.int64)
+    uniq = runs.uniq
     ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int64)
-    return Colours(keys=uniq, rgb=ucol, inverse=inv, count=count, flat=flat, everything=everything)
+    inv = np.repeat(runs.index, runs.lengths)
+    return Colours(
+        keys=uniq,
+        rgb=ucol,
+        inverse=inv,
+        count=count,
+        flat=flat,
+        everything=everything,
+        run_colour=runs.index,
+        run_length=runs.lengths,
+    )
 
 
 def colour_histogram(
     rgb: npt.NDArray[np.uint8], maps: PixelMaps, colours: Colours | None = None
 ) -> Histogram:
-    """Step 3: the weighted colour cloud the palette is fitted to. Cost: O(U) bincounts
-    over the distinct colours (plus `distinct_colours` when not given)."""
+    """Step 3: the weighted colour cloud the palette is fitted to. Cost: O(U log U) over the
+    U distinct colours (plus `distinct_colours` when not given): the used bins are found
+    by sorting the colours' bin keys, not by counting into all 2^18 bins."""
     if colours is None:
         colours = distinct_colours(rgb, maps)
     q = colours.rgb >> _SHIFT
     key = (q[:, 0] << (2 * _BITS)) | (q[:, 1] << _BITS) | q[:, 2]
-    size = 1 << (3 * _BITS)
-    count = np.bincount(key, colours.count, minlength=size)
-    used = np.flatnonzero(count)
-    total = count[used].astype(np.float64)
-    flat = np.bincount(key, colours.flat, minlength=size)[used].astype(np.float64)
+    _, inv = np.unique(key, return_inverse=True)
+    bins = int(inv.max(initial=-1)) + 1
+    total = np.bincount(inv, colours.count, minlength=bins).astype(np.float64)
+    flat = np.bincount(inv, colours.flat, minlength=bins).astype(np.float64)
     mean = (
         np.stack(
-            [
-                np.bincount(key, colours.rgb[:, c] * colours.count, minlength=size)[used]
-                for c in range(3)
-            ],
+            [np.bincount(inv, colours.rgb[:, c] * colours.count, minlength=bins) for c in range(3)],
             axis=1,
         )
         / total[:, None]
@@ -263,9 +299,11 @@ def segment_residual(
     return res, t
 
 
-def _candidates(hist: Histogram, tol: Tolerances, limit: int) -> FloatArray:
-    """Colour candidates: bins that are local peaks of the flat-pixel density. Cost: O(B log B)."""
-    tree = cKDTree(hist.lab)
+def _candidates(hist: Histogram, tol: Tolerances, limit: int, tree: Any = None) -> FloatArray:
+    """Colour candidates: bins that are local peaks of the flat-pixel density. `tree` is a
+    `cKDTree` of `hist.lab` when the caller has one. Cost: O(B log B)."""
+    if tree is None:
+        tree = cKDTree(hist.lab)
     w = hist.flat + 0.25 * hist.edge
     # A candidate is a bin holding more weight than every bin within `point` of it: the modes
     # of the colour cloud. Unsmoothed, so two close flat colours stay two peaks.
@@ -282,19 +320,30 @@ def _candidates(hist: Histogram, tol: Tolerances, limit: int) -> FloatArray:
     return out
 
 
-def _within(hist: Histogram, cols: FloatArray, cols_lab: FloatArray, tol: Tolerances) -> Any:
-    """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB)."""
+def _within(
+    hist: Histogram,
+    cols: FloatArray,
+    cols_lab: FloatArray,
+    tol: Tolerances,
+    trees: tuple[Any, Any] | None = None,
+) -> Any:
+    """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB).
+
+    `trees` are `cKDTree`s of `hist.lab` and `hist.rgb` when the caller has them. The ball
+    queries are left unsorted and flattened without a Python loop per hit; the matrix
+    sorts its indices anyway. Cost: O(C log B + hits).
+    """
+    if trees is None:
+        trees = (cKDTree(hist.lab), cKDTree(hist.rgb))
     rows: list[npt.NDArray[np.int64]] = []
     hits: list[npt.NDArray[np.int64]] = []
-    for tree, pts, radius in (
-        (cKDTree(hist.lab), cols_lab, tol.point),
-        (cKDTree(hist.rgb), cols, tol.rgb),
-    ):
-        near = tree.query_ball_point(pts, radius)
-        rows.append(np.repeat(np.arange(len(pts)), [len(m) for m in near]))
-        hits.extend(np.asarray(m, dtype=np.int64) for m in near)
+    for tree, pts, radius in ((trees[0], cols_lab, tol.point), (trees[1], cols, tol.rgb)):
+        near = tree.query_ball_point(pts, radius, return_sorted=False)
+        lengths = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
+        rows.append(np.repeat(np.arange(len(pts)), lengths))
+        hits.append(np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum())))
     r = np.concatenate(rows)
-    c = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+    c = np.concatenate(hits)
     m = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(cols), len(hist.rgb)))
     m.sum_duplicates()
     m.data[:] = 1.0  # duplicates from the two balls count once
@@ -322,9 +371,13 @@ def _judge(
     def density(point: FloatArray, radius: float) -> float:
         return float(hist.flat[tree.query_ball_point(point, radius)].sum())
 
-    for other in chosen:
+    reach = max(VALLEY_RANGE, 2.0 * tol.rgb)
+    # Only chosen colours roughly within reach are measured exactly (most are far).
+    off = chosen - colour
+    close = (off * off).sum(axis=1) <= (reach * (1 + 1e-9)) ** 2
+    for other in chosen[close]:
         d = float(np.linalg.norm(colour - other))
-        if d > max(VALLEY_RANGE, 2.0 * tol.rgb):
+        if d > reach:
             continue
         r = max(3.0, d / 6.0)
         own = density(colour, r)
@@ -349,9 +402,14 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
     was explained (False means it hit `cap` with significant area left: photo, gradient).
     Cost: O(C * B) for the coverage matrix plus O(K * U * K) for the mixture updates.
     """
-    cands = _candidates(hist, tol, limit=max(4 * cap, 256))
+    # Both trees are built once and shared by the candidate, coverage and noise tests.
+    lab_tree = cKDTree(hist.lab)
+    flat_tree = cKDTree(hist.rgb)
+    cands = _candidates(hist, tol, limit=max(4 * cap, 256), tree=lab_tree)
     cand_lab = srgb_to_lab(cands)
-    cover = _within(hist, cands, cand_lab, tol)
+    cover = _within(hist, cands, cand_lab, tol, (lab_tree, flat_tree))
+    bin_ycc = hist.rgb @ _YCC.T
+    cand_ycc = cands @ _YCC.T
     # Flat pixels are strong evidence of a colour; edge pixels only count when no mixture
     # explains them.
     flat_w = FLAT_EVIDENCE * hist.flat
@@ -359,7 +417,6 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
     edge_open = hist.edge > 0
     chosen: list[int] = []
     available = np.ones(len(cands), dtype=bool)
-    flat_tree = cKDTree(hist.rgb)
     while len(chosen) < cap and available.any():
         gain = cover @ (np.where(flat_open, flat_w, 0.0) + np.where(edge_open, hist.edge, 0.0))
         gain[~available] = -1.0
@@ -367,7 +424,7 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
         if best < 0 or (chosen and gain[best] < tol.min_area) or gain[best] <= 0:
             break
         available[best] = False
-        hits = cover[best].indices
+        hits = cover.indices[cover.indptr[best] : cover.indptr[best + 1]]
         verdict = _judge(hist, flat_tree, cands[best], cands[chosen], hits, gain[best], tol)
         if verdict == "noise":
             flat_open[hits] = False
@@ -382,6 +439,9 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
         # Edge pixels between the new colour and any earlier one are mixtures, not colours.
         todo = np.flatnonzero(edge_open)
         if todo.size and len(chosen) > 1:
+            near = _near_segments(bin_ycc[todo], cand_ycc[best], cand_ycc[chosen[:-1]], tol.mix)
+            todo = todo[near]
+        if todo.size and len(chosen) > 1:
             px = hist.rgb[todo][:, None, :]
             res, _ = segment_residual(
                 px, cands[best][None, None, :], cands[chosen[:-1]][None], tol.split
@@ -390,6 +450,30 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
     left = float(hist.flat[flat_open].sum() + hist.edge[edge_open].sum())
     weight = hist.flat + hist.edge
     return cands[chosen], left < max(tol.min_area, UNEXPLAINED * weight.sum())
+
+
+def _near_segments(
+    px_ycc: FloatArray, c1_ycc: FloatArray, others_ycc: FloatArray, reach: float
+) -> BoolArray:
+    """Which colours (YCbCr rows) may lie within `reach` of a mixture of `c1` and one of
+    `others`, as `segment_residual` measures it: a cheap bound that lets the exact test
+    skip the rest. Every mixture it accepts, split or not, has its luma and chroma amounts
+    in [-OVERSHOOT, 1 + OVERSHOOT], so it lies in the box those amounts span along each
+    YCbCr axis, and the residual is at least the distance to that box. The margin covers
+    rounding (these YCbCr values are computed once, not per pair). Cost: O(M K).
+    """
+    p = px_ycc - c1_ycc
+    d = others_ycc - c1_ycc
+    lo = np.minimum(-OVERSHOOT * d, (1.0 + OVERSHOOT) * d)
+    hi = np.maximum(-OVERSHOOT * d, (1.0 + OVERSHOOT) * d)
+    gap = np.zeros((len(p), len(d)))
+    for c in range(3):
+        below = lo[None, :, c] - p[:, None, c]
+        above = p[:, None, c] - hi[None, :, c]
+        out = np.maximum(np.maximum(below, above), 0.0)
+        gap += out * out
+    near: BoolArray = np.any(gap < (reach + 1e-6) ** 2, axis=1)
+    return near
 
 
 def refine_palette(hist: Histogram, palette: FloatArray, k: int, iterations: int = 8) -> FloatArray:
@@ -497,33 +581,73 @@ _OFFSETS = [
     (dy * r, dx * r) for r in (1, 2, 3) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx
 ]
 _CHUNK = 1 << 17
+#: Up to this many colours, edge unmixing looks distances up in a table of every palette
+#: colour per pixel or distinct colour (K + 1 floats) instead of computing the 24
+#: candidates' distances from gathered palette rows: cheaper, and the same float32 values.
+TABLE_COLOURS = 64
+#: Up to this many colours, `_nearest_may_differ` first picks the edge pixels whose label
+#: may change (most keep theirs), from bitmasks of the interior colours around them.
+MASK_COLOURS = 16
 
 
 def colour_keys(rgb: npt.NDArray[np.uint8]) -> IntArray:
-    """24-bit key per pixel (r << 16 | g << 8 | b)."""
+    """24-bit key per pixel (r << 16 | g << 8 | b) of a uint8 (..., 3) or (..., 4) image."""
+    if rgb.shape[-1] == 4 and rgb.flags.c_contiguous:
+        # Each RGBA pixel read as one big-endian 32-bit word: the key is its top 24 bits.
+        # Two whole-array operations instead of three casts, two shifts and two ORs.
+        words: IntArray = (rgb.view(">u4")[..., 0] >> 8).astype(np.int32)
+        return words
     key = rgb[..., 0].astype(np.int32) << 16
     key |= rgb[..., 1].astype(np.int32) << 8
     key |= rgb[..., 2]
     return key
 
 
-def _distinct(keys: IntArray) -> tuple[IntArray, IntArray]:
-    """Sorted distinct keys and each key's index among them.
+@attrs.frozen(eq=False)
+class _Runs:
+    """Runs of equal keys: where each starts, its length, and its key's index in `uniq`."""
+
+    heads: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]
+    index: IntArray
+    uniq: IntArray
+
+
+def _colour_runs(keys: IntArray) -> _Runs:
+    """Runs of equal keys and the sorted distinct keys.
 
     Runs of equal keys (flat art is mostly long runs along each row) are collapsed first,
     so only the run heads are sorted. Cost: O(N) plus O(R log R) for R runs (R << N for
     flat art, R ~ N for photos).
     """
-    keys = keys.ravel()
-    if len(keys) == 0:
-        return keys.astype(np.int32), np.zeros(0, dtype=np.int32)
-    change = np.empty(len(keys), dtype=bool)
-    change[0] = True
+    n = len(keys)
+    change = np.empty(n, dtype=bool)
+    change[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=change[1:])
     heads = np.flatnonzero(change)
-    uniq, head_inv = np.unique(keys[heads], return_inverse=True)
-    lengths = np.diff(np.append(heads, len(keys)))
-    return uniq.astype(np.int32), np.repeat(head_inv.astype(np.int32), lengths)
+    uniq, inverse = np.unique(keys[heads], return_inverse=True)
+    lengths = np.diff(np.append(heads, n))
+    index: IntArray = inverse.astype(np.int32)
+    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq.astype(np.int32))
+
+
+def sorted_unique(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """`np.unique(values)` by sorting. NumPy 2.3+ answers a plain `np.unique` of integers
+    with a hash table, which on keys like `id * span + label` is 50 times slower than a
+    sort (about 100 times for int32). Cost: O(n log n)."""
+    ordered = np.sort(values, axis=None)
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    out: npt.NDArray[Any] = ordered[keep]
+    return out
+
+
+def pixel_rows(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """The (N, C) rows of an (H, W, C) image, a view when it is contiguous. The colour
+    steps take RGB or RGBA alike and read the first three channels, so the decoded RGBA
+    image is never copied to RGB."""
+    return img.reshape(-1, img.shape[-1])
 
 
 def _dilate(mask: BoolArray, radius: int) -> BoolArray:
@@ -565,55 +689,206 @@ def assign(
     uidx, udist = nearest(srgb_to_lab(colours.rgb.astype(np.float64)), srgb_to_lab(palette))
     upure = udist <= tol.point
     if colours.everything:
-        labels = uidx[colours.inverse].reshape(h, w)
-        pure = upure[colours.inverse].reshape(h, w)
+        labels = colours.spread(uidx).reshape(h, w)
+        pure = colours.spread(upure).reshape(h, w)
     else:
-        labels[maps.opaque] = uidx[colours.inverse]
+        labels[maps.opaque] = colours.spread(uidx)
         pure = np.zeros((h, w), dtype=bool)
-        pure[maps.opaque] = upure[colours.inverse]
+        pure[maps.opaque] = colours.spread(upure)
 
-    reliable = np.where(maps.flat & pure, labels, -1)
-    near_interior = _dilate(reliable >= 0, 3)
-    ys, xs = np.nonzero(maps.opaque & ~maps.flat & near_interior)
-    pad = 3
-    rel = np.pad(reliable, pad, constant_values=-1)
-    rel_flat = rel.ravel()
-    stride = w + 2 * pad
-    shifts = np.array([dy * stride + dx for dy, dx in _OFFSETS], dtype=np.int64)
+    _unmix_edges(labels, rgb, maps.opaque & ~maps.flat, maps.flat & pure, palette, tol, colours)
+    return labels
+
+
+def _unmix_edges(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    edge: BoolArray,
+    reliable: BoolArray,
+    palette: FloatArray,
+    tol: Tolerances,
+    colours: Colours,
+) -> None:
+    """Step 6b, in place: an edge pixel that is a mixture of the two nearest interior colours
+    around it (`_OFFSETS`), or ringing beside one interior, takes the nearest of them.
+
+    Only pixels within 3 px of a `reliable` interior are looked at. Their candidates are
+    gathered as int8 (int16 for over 126 colours) from a padded interior map in which `k`
+    (one past the palette) means "no interior there", so no sign tests are needed. For up
+    to `TABLE_COLOURS` colours the distances come from a table per distinct colour
+    (`colours`; flat art has far fewer distinct colours than edge pixels), or per pixel
+    when there are more (photos). Only pixels whose nearest
+    interior colour differs from their label can change, so the second-nearest colour, the
+    mixture test and the ringing test run on those alone. Cost: O(N) for the masks,
+    O(24 E + min(U, E) K) for E edge pixels near interiors, O(24 C) for the C of them whose
+    label may change.
+    """
+    h, w = labels.shape
     k = len(palette)
+    if k < 2:
+        return  # one colour: the nearest interior colour is always the label already
+    none = k
+    pad = 3
+    stride = w + 2 * pad
+    rel = np.full((h + 2 * pad, stride), none, dtype=np.int8 if k < 127 else np.int16)
+    rel[pad:-pad, pad:-pad] = np.where(reliable, labels, none)
+    rel_flat = rel.ravel()
+    if k <= MASK_COLOURS:
+        around = _interior_bits(rel, h, w, k)
+        # Pixels with no interior among their candidates have nothing to take.
+        at = np.flatnonzero(edge & (around != 0))
+    else:
+        at = np.flatnonzero(edge & _dilate(reliable, 3))
+    shifts = np.array([dy * stride + dx for dy, dx in _OFFSETS], dtype=np.int64)
+    flat_labels = labels.reshape(-1)
+    flat_rgb = pixel_rows(rgb)
     pal32 = palette.astype(np.float32)
-    for s in range(0, len(ys), _CHUNK):
-        y, x = ys[s : s + _CHUNK], xs[s : s + _CHUNK]
-        base = (y.astype(np.int64) + pad) * stride + (x + pad)
-        cand = rel_flat[base[:, None] + shifts[None, :]]
-        col = rgb[y, x].astype(np.float32)
-        rows = np.arange(len(y))
-        if k <= len(_OFFSETS):
-            # Distances to every palette colour once, then looked up per candidate; the
-            # extra last column (index -1) is "no interior there".
-            dk = np.full((len(y), k + 1), np.inf, dtype=np.float32)
-            for c in range(3):
-                diff = col[:, c, None] - pal32[None, :, c]
-                dk[:, :k] = diff * diff if c == 0 else dk[:, :k] + diff * diff
-            cd = np.take_along_axis(dk, np.where(cand < 0, k, cand), axis=1)
+    # One more row for "no interior"; its distance is set to infinity below.
+    pal32_none = np.vstack([pal32, np.zeros((1, 3), dtype=np.float32)])
+    palette_none = np.vstack([palette, np.zeros((1, 3))])
+    # Per distinct colour when that is the smaller table and it stays moderate (a table
+    # over 16 MB costs more in fresh memory than it saves in arithmetic).
+    u = len(colours.keys)
+    by_colour = k <= TABLE_COLOURS and u <= len(at) and u * (k + 1) <= 1 << 22
+    table = _squared_distances(colours.rgb.astype(np.float32), pal32) if by_colour else None
+    if k <= MASK_COLOURS:
+        at = at[_nearest_may_differ(around, labels, at, flat_rgb, colours, pal32, table)]
+    for s in range(0, len(at), _CHUNK):
+        p = at[s : s + _CHUNK]
+        y = p // w
+        cand = rel_flat[(p + (y * 2 * pad + pad * stride + pad))[:, None] + shifts[None, :]]
+        if table is not None:
+            # Distances to every palette colour per distinct colour, looked up per
+            # candidate; the column `none` holds infinity.
+            colour = _colour_index(colours, flat_rgb, p)
+            cd = table.ravel()[cand + (colour * (k + 1))[:, None]]
+        elif k <= TABLE_COLOURS:
+            # The same per pixel: many distinct colours (photos).
+            by_pixel = _squared_distances(flat_rgb[p, :3].astype(np.float32), pal32)
+            row = np.arange(0, len(p) * (k + 1), k + 1, dtype=np.int64)
+            cd = by_pixel.ravel()[cand + row[:, None]]
         else:
-            diff = col[:, None, :] - pal32[cand]
+            col = flat_rgb[p, :3].astype(np.float32)
+            diff = col[:, None, :] - pal32_none[cand]
             cd = np.einsum("ijk,ijk->ij", diff, diff)
-            cd[cand < 0] = np.inf
+            cd[cand == none] = np.inf
         first = np.argmin(cd, axis=1)
-        b1, d1 = cand[rows, first], np.sqrt(cd[rows, first])
+        b1 = np.take_along_axis(cand, first[:, None], axis=1)[:, 0]
+        here = flat_labels[p]
+        # Taking b1 changes nothing where it is the label already.
+        act = np.flatnonzero((b1 != none) & (b1 != here))
+        if len(act) == 0:
+            continue
+        cand, cd, b1, here = cand[act], cd[act], b1[act], here[act]
+        col = flat_rgb[p[act], :3].astype(np.float32)
+        rows = np.arange(len(act))
+        d1 = np.sqrt(cd[rows, first[act]])
         cd[cand == b1[:, None]] = np.inf
         second = np.argmin(cd, axis=1)
         b2 = cand[rows, second]
-        has_pair = (b1 >= 0) & np.isfinite(cd[rows, second])
-        res, _ = segment_residual(col.astype(np.float64), palette[b1], palette[b2], tol.split)
+        has_pair = np.isfinite(cd[rows, second])
+        res, _ = segment_residual(col.astype(np.float64), palette[b1], palette_none[b2], tol.split)
         mixed = has_pair & (res < tol.mix)
         # Ringing or noise beside one interior: its nearest colour is absent from the
         # interiors around it and the pixel is within ringing reach of that interior's colour
         # (a resampling filter overshoots by up to ~6 % of a 255-level edge, ~15 levels).
-        here = labels[y, x]
         absent = ~(cand == here[:, None]).any(axis=1)
-        ringing = (b1 >= 0) & absent & (d1 <= RINGING_REACH * tol.mix)
+        ringing = absent & (d1 <= RINGING_REACH * tol.mix)
         take = mixed | ringing
-        labels[y[take], x[take]] = b1[take]
-    return labels
+        flat_labels[p[act[take]]] = b1[take]
+
+
+def _colour_index(
+    colours: Colours, flat_rgb: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Index in `colours` of the (opaque) pixels `at`. O(len(at)), times log U when not
+    every pixel is opaque."""
+    if colours.everything:
+        return colours.inverse[at].astype(np.int64)
+    return np.searchsorted(colours.keys, colour_keys(flat_rgb[at]))
+
+
+def _interior_bits(
+    rel: npt.NDArray[np.integer[Any]], h: int, w: int, k: int
+) -> npt.NDArray[np.unsignedinteger[Any]]:
+    """Step 6b (up to `MASK_COLOURS` colours): for every pixel, a bitmask of the interior
+    colours among its 24 candidates (`_OFFSETS`). `rel` is `_unmix_edges`' padded interior
+    map, K where there is none; bit K ("none") is cleared. The OR of 24 shifted views of a
+    one-bit-per-colour image: whole-image byte operations, far cheaper than gathering 24
+    candidates per pixel. Cost: 24 O(N) ORs of 1, 2 or 4 bytes per pixel."""
+    bit = np.uint8 if k < 8 else np.uint16 if k < 16 else np.uint32
+    pad = 3
+    bits = np.left_shift(bit(1), rel.astype(bit))
+    around = np.zeros((h, w), dtype=bit)
+    for dy, dx in _OFFSETS:
+        np.bitwise_or(around, bits[pad + dy : pad + dy + h, pad + dx : pad + dx + w], out=around)
+    np.bitwise_and(around, bit((1 << k) - 1), out=around)
+    return around
+
+
+def _nearest_may_differ(
+    around: npt.NDArray[np.unsignedinteger[Any]],
+    labels: IntArray,
+    at: npt.NDArray[np.int64],
+    flat_rgb: npt.NDArray[np.uint8],
+    colours: Colours,
+    pal32: FloatArray,
+    table: FloatArray | None,
+) -> BoolArray:
+    """Step 6b's filter (up to `MASK_COLOURS` colours): which edge pixels `at` may have a
+    nearest interior colour other than their label, so that only those gather their 24
+    candidates. `around` holds each pixel's interior colours as a bitmask
+    (`_interior_bits`); the nearest colour in the mask is found colour by colour with the
+    same float32 distances (`table`, or per pixel). A pixel whose nearest colour ties with
+    another is kept too: the exact pass breaks ties by position. Cost: O(E K) for E edge
+    pixels and K colours.
+    """
+    k = len(pal32)
+    bit = around.dtype.type
+    present = around.ravel()[at]
+    here = labels.ravel()[at]
+    best = np.full(len(at), np.inf, dtype=np.float32)
+    nearest_label = np.full(len(at), k, dtype=np.int16)
+    tie = np.zeros(len(at), dtype=bool)
+    if table is not None:
+        columns = np.ascontiguousarray(table[:, :k].T)
+        colour = _colour_index(colours, flat_rgb, at)
+    else:
+        col = flat_rgb[at, :3].astype(np.float32).T
+    for j in range(k):
+        has = (present & bit(1 << j)) != 0
+        if table is not None:
+            d = columns[j][colour]
+        else:
+            # As `_squared_distances` sums them, so the values are identical.
+            t = col[0] - pal32[j, 0]
+            d = t * t
+            t = col[1] - pal32[j, 1]
+            d = d + t * t
+            t = col[2] - pal32[j, 2]
+            d = d + t * t
+        closer = has & (d < best)
+        tie = (tie | (has & (d == best))) & ~closer
+        np.copyto(best, d, where=closer)
+        np.copyto(nearest_label, j, where=closer)
+    out: BoolArray = ((nearest_label != k) & (nearest_label != here)) | tie
+    return out
+
+
+def _squared_distances(cols: FloatArray, pal32: FloatArray) -> FloatArray:
+    """(M, K + 1) float32 squared sRGB distances from each colour to each palette colour,
+    the last column infinity (for "no interior" in `_unmix_edges`). Summed channel by
+    channel in place, with one scratch array. O(M K)."""
+    k = len(pal32)
+    out = np.empty((len(cols), k + 1), dtype=np.float32)
+    out[:, k] = np.inf
+    acc = out[:, :k]
+    term = np.empty((len(cols), k), dtype=np.float32)
+    for c in range(3):
+        np.subtract(cols[:, c, None], pal32[None, :, c], out=term)
+        if c == 0:
+            np.multiply(term, term, out=acc)
+        else:
+            np.multiply(term, term, out=term)
+            np.add(acc, term, out=acc)
+    return out

@@ -7,7 +7,8 @@ The stage runs, in order (each step's cost is stated where it is implemented):
 2. `quantise.distinct_colours` (once, shared by steps 2, 3 and 5) and
    `quantise.find_palette`: the flat colours, from a flat/edge colour histogram.
 3. `quantise.assign`: a label per pixel, unmixing anti-aliased edge pixels.
-4. `cleanup.remove_speckles`: noise components merged into their best neighbour; for
+4. `cleanup.clean_speckles`: noise components merged into their best neighbour (the
+   components are labelled once and joined as they merge; `photo_like` reuses them); for
    photo-like input (`cleanup.photo_like`: noisy, or thousands of tiny components) also a
    3x3 mode filter (`cleanup.majority_smooth`) and every speck under
    `cleanup.SPECK_AREA` pixels merged into its best neighbour (`cleanup.merge_specks`,
@@ -17,6 +18,9 @@ The stage runs, in order (each step's cost is stated where it is implemented):
 6. `background.remove_background` (background=remove only).
 7. `_compact`: unused colours dropped, colours equal after rounding merged, so every
    palette index is used and K is the number of colours in the file.
+
+Every step reads the decoded RGBA array directly (the colour steps take its first three
+channels), so the image is never copied to RGB.
 
 Deterministic: no random sampling anywhere; ties break by histogram order.
 """
@@ -76,7 +80,9 @@ def segment(
     if colors is not None and not 1 <= colors <= MAX_COLORS:
         raise ValueError(f"colors must be between 1 and {MAX_COLORS}")
     checkpoint(0.0)
-    rgb = np.ascontiguousarray(rgba[..., :3])
+    # The colour steps read the first three channels of RGB or RGBA alike (`pixel_rows`):
+    # no RGB copy of the image.
+    rgb = np.ascontiguousarray(rgba)
     maps = quantise.pixel_maps(rgba)
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
@@ -85,7 +91,7 @@ def segment(
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
     checkpoint(0.65)
-    labels = cleanup.remove_speckles(
+    comps = cleanup.clean_speckles(
         labels,
         rgb,
         palette,
@@ -95,13 +101,19 @@ def segment(
         split=tol.split,
         keep_every_colour=colors is not None,
     )
-    if cleanup.photo_like(labels, maps.noise):
+    labels = comps.labels()
+    # The colours still in use, known from the components unless the speck filter runs.
+    in_use = np.zeros(len(palette), dtype=bool)
+    in_use[comps.label[comps.label >= 0]] = True
+    used: npt.NDArray[np.bool_] | None = in_use
+    if cleanup.photo_like(labels, maps.noise, comps):
         exact = colors is not None
         labels = cleanup.majority_smooth(labels, keep_every_colour=exact)
         labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact)
+        used = None
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
-    labels, palette = _compact(labels, palette)
+    labels, palette = _compact(labels, palette, used)
     removed, removed_colour = False, None
     if background is Background.REMOVE:
         result = remove_background(labels)
@@ -162,12 +174,17 @@ def _estimate_colours(
     return out
 
 
-def _compact(labels: IntArray, palette: FloatArray) -> tuple[IntArray, FloatArray]:
-    """Step 7: drop unused colours and merge colours equal after rounding. Cost: O(N)."""
+def _compact(
+    labels: IntArray, palette: FloatArray, used: npt.NDArray[np.bool_] | None = None
+) -> tuple[IntArray, FloatArray]:
+    """Step 7: drop unused colours and merge colours equal after rounding. `used` (per
+    colour) when the caller knows it, else counted. The map is rewritten only when a
+    colour goes or merges. Cost: O(N), O(K) when nothing changes and `used` is given."""
     k = len(palette)
     if k == 0:
         return labels, palette
-    used = np.bincount(labels[labels >= 0], minlength=k) > 0
+    if used is None:
+        used = np.bincount(labels[labels >= 0], minlength=k) > 0
     rounded = np.rint(palette).astype(np.int64)
     key = (rounded[:, 0] << 16) | (rounded[:, 1] << 8) | rounded[:, 2]
     key = np.where(used, key, -1 - np.arange(k))
@@ -175,6 +192,8 @@ def _compact(labels: IntArray, palette: FloatArray) -> tuple[IntArray, FloatArra
     _, first, inverse = np.unique(key[order], return_index=True, return_inverse=True)
     # Keep the original order of first appearance so palette order stays meaningful.
     rank = np.argsort(np.argsort(first))
+    if len(order) == k and (rank[inverse] == np.arange(k)).all():
+        return labels, palette
     remap = np.full(k + 1, -1, dtype=np.int32)
     remap[order] = rank[inverse]
     new_palette = palette[order[np.sort(first)]]

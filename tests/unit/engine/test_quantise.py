@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from PIL import Image, ImageDraw
 
 from printjob_adapters.engine import quantise
@@ -82,3 +83,109 @@ def test_transparent_colour_is_ignored() -> None:
     arr[10:30, 10:30] = (200, 30, 40, 255)
     pal = quantise.find_palette(arr[..., :3], quantise.pixel_maps(arr), None)
     assert len(pal) == 1 and np.abs(pal[0] - (200, 30, 40)).max() < 1
+
+
+def test_range5_matches_rank_filters_and_keys_read_rgba() -> None:
+    from scipy import ndimage
+
+    rng = np.random.default_rng(3)
+    for shape in [(1, 1, 4), (1, 7, 3), (2, 2, 4), (5, 3, 3), (17, 23, 4)]:
+        img = rng.integers(0, 256, shape).astype(np.uint8)
+        want = np.stack(
+            [
+                ndimage.maximum_filter(img[..., c], 5) - ndimage.minimum_filter(img[..., c], 5)
+                for c in range(shape[2])
+            ],
+            axis=-1,
+        )
+        assert (quantise._range5(img) == want).all()
+        mask = rng.random(shape[:2]) < 0.8
+        eroded = ndimage.minimum_filter(mask.view(np.uint8), 5).view(bool)
+        assert (~quantise._dilate(~mask, 2) == eroded).all()
+        if shape[2] == 4:
+            rgb = np.ascontiguousarray(img[..., :3])
+            assert (quantise.colour_keys(img) == quantise.colour_keys(rgb)).all()
+
+
+def _reference_assign(rgb, maps, palette, tol):  # type: ignore[no-untyped-def]
+    """`assign` as first written: per-pixel candidate distances, every edge pixel tested."""
+    h, w = maps.opaque.shape
+    labels = np.full((h, w), -1, dtype=np.int32)
+    idx, dist = quantise.nearest(srgb_to_lab(rgb[maps.opaque].astype(float)), srgb_to_lab(palette))
+    labels[maps.opaque] = idx
+    pure = np.zeros((h, w), dtype=bool)
+    pure[maps.opaque] = dist <= tol.point
+    reliable = np.where(maps.flat & pure, labels, -1)
+    ys, xs = np.nonzero(maps.opaque & ~maps.flat & quantise._dilate(reliable >= 0, 3))
+    rel = np.pad(reliable, 3, constant_values=-1)
+    cand = np.stack([rel[ys + 3 + dy, xs + 3 + dx] for dy, dx in quantise._OFFSETS], axis=1)
+    col = rgb[ys, xs].astype(np.float32)
+    diff = col[:, None, :] - palette.astype(np.float32)[np.maximum(cand, 0)]
+    cd = (diff * diff).sum(axis=-1)
+    cd[cand < 0] = np.inf
+    rows = np.arange(len(ys))
+    first = np.argmin(cd, axis=1)
+    b1, d1 = cand[rows, first], np.sqrt(cd[rows, first])
+    cd[cand == b1[:, None]] = np.inf
+    second = np.argmin(cd, axis=1)
+    b2 = cand[rows, second]
+    has_pair = (b1 >= 0) & np.isfinite(cd[rows, second])
+    res, _ = quantise.segment_residual(col.astype(float), palette[b1], palette[b2], tol.split)
+    absent = ~(cand == labels[ys, xs][:, None]).any(axis=1)
+    ringing = (b1 >= 0) & absent & (d1 <= quantise.RINGING_REACH * tol.mix)
+    take = (has_pair & (res < tol.mix)) | ringing
+    labels[ys[take], xs[take]] = b1[take]
+    return labels
+
+
+@pytest.mark.parametrize(
+    ("colours", "size", "noise", "alpha"),
+    [(5, 100, 0, False), (12, 120, 0, False), (12, 64, 4, True), (30, 96, 0, False)],
+)
+def test_assign_matches_reference(colours: int, size: int, noise: int, alpha: bool) -> None:
+    # Anti-aliased discs (edges between interiors and Lanczos ringing). Clean with few
+    # colours: distances per distinct colour; noisy (more distinct colours than edge
+    # pixels): per pixel; 30 colours: per candidate.
+    rng = np.random.default_rng(colours)
+    pal = rng.integers(0, 256, (colours, 3))
+    big = Image.new("RGB", (size * 4, size * 4), tuple(int(v) for v in pal[0]))
+    d = ImageDraw.Draw(big)
+    step = size * 4 // 6
+    for i, c in enumerate(pal[1:]):
+        x, y = (i % 6) * step + 4, (i // 6) * step + 4
+        r = int(rng.integers(step // 2, step + step // 2))
+        d.ellipse([x, y, x + r, y + r], fill=tuple(int(v) for v in c))
+    small = np.asarray(big.resize((size, size), Image.Resampling.LANCZOS)).astype(int)
+    small = np.clip(small + rng.integers(-noise, noise + 1, small.shape), 0, 255)
+    arr = np.full((size, size, 4), 255, np.uint8)
+    arr[..., :3] = small
+    if alpha:
+        arr[: size // 4, : size // 3, 3] = 0
+    maps = quantise.pixel_maps(arr)
+    tol = quantise.tolerances(maps)
+    rgb = np.ascontiguousarray(arr[..., :3])
+    palette = pal.astype(np.float64)
+    want = _reference_assign(rgb, maps, palette, tol)
+    assert (quantise.assign(rgb, maps, palette, tol) == want).all()
+    assert (quantise.assign(arr, maps, palette, tol) == want).all()
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_assign_breaks_exact_ties_by_position_like_reference(flip: bool) -> None:
+    # A 1-px column exactly halfway between black and red, both interiors around it: its
+    # two nearest interior colours tie, and the first in `_OFFSETS` order wins.
+    arr = np.full((40, 41, 4), 255, np.uint8)
+    arr[:, :20, :3] = (0, 0, 0)
+    arr[:, 20, :3] = (100, 0, 0)
+    arr[:, 21:, :3] = (200, 0, 0)
+    arr[10:14, 5:9, :3] = (0, 0, 255)  # a third colour, so there are more than two
+    if flip:
+        arr = np.ascontiguousarray(arr[:, ::-1])
+    maps = quantise.pixel_maps(arr)
+    tol = quantise.tolerances(maps)
+    rgb = np.ascontiguousarray(arr[..., :3])
+    palette = np.array([[100.0, 0, 0], [0, 0, 0], [200, 0, 0], [0, 0, 255]])
+    want = _reference_assign(rgb, maps, palette, tol)
+    got = quantise.assign(rgb, maps, palette, tol)
+    assert (got == want).all()
+    assert set(np.unique(got[:, 20])) <= {1, 2}  # the mixture column joined a neighbour
