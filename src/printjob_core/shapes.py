@@ -95,9 +95,9 @@ class Problem:
 
 
 def format_time(moment: datetime) -> str:
-    """ISO 8601 in UTC with a `Z`, to the millisecond."""
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    """ISO 8601 in UTC with a `Z`, to the millisecond (`2026-11-22T03:20:02.430Z`)."""
+    # isoformat is several times faster than strftime, and every polled job has a time.
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 converter = cattrs.Converter()

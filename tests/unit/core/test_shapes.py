@@ -6,6 +6,8 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from printjob_core import errors
 from printjob_core.limits import Policy
@@ -60,6 +62,19 @@ def test_format_time_is_utc_with_z():
     assert format_time(NOW) == "2026-03-04T05:06:07.891Z"
     plus_two = timezone(timedelta(hours=2))
     assert format_time(datetime(2026, 3, 4, 7, 6, 7, tzinfo=plus_two)) == "2026-03-04T05:06:07.000Z"
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1970, 1, 2), max_value=datetime(9998, 12, 30), timezones=st.just(UTC)
+    ),
+    st.integers(-14 * 60, 14 * 60),
+)
+def test_format_time_matches_the_strftime_definition(moment: datetime, offset: int) -> None:
+    """Milliseconds truncated (never rounded up into the next second), in UTC, with Z."""
+    local = moment.astimezone(timezone(timedelta(minutes=offset)))
+    reference = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    assert format_time(local) == reference
 
 
 def test_queued_job_json():
