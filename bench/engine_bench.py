@@ -49,8 +49,16 @@ DOCS = ROOT / "docs" / "engine.md"
 SCALE = 4
 #: dpi resvg resolves physical units with (see `render`).
 RENDER_DPI = 300
-#: Pixels of the scale-check input (about 3 MP).
+#: Pixels of the scale-check inputs (about 3 MP; the engine accepts at most 3,000,000).
 SCALE_PIXELS = 3_000_000
+#: The photo scale check: this corpus photo upscaled (Pillow LANCZOS) to about
+#: `SCALE_PIXELS`, with Gaussian noise of `PHOTO_NOISE` (8-bit levels, seed
+#: `PHOTO_SEED`) and saved as JPEG at `PHOTO_QUALITY`, so that it looks like a camera
+#: photo rather than a smooth upscale.
+PHOTO_SOURCE = "sk-chelsea"
+PHOTO_NOISE = 2.0
+PHOTO_SEED = 20240601
+PHOTO_QUALITY = 90
 
 ENGINE = "printjob"
 VTRACER_DEFAULT = "vtracer-default"
@@ -564,29 +572,39 @@ def scale_input(item: Item) -> tuple[bytes, int, int]:
     return png_bytes(m.over_white(rgba)), width, height
 
 
-def run_scale(
-    items: list[Item], scale_id: str | None, convert: Callable[..., Any] | None
+def photo_input(item: Item) -> tuple[bytes, int, int]:
+    """A ~3 MP camera-like JPEG made from the corpus photo `item`, deterministically:
+    over white, upscaled with Pillow LANCZOS to the largest size of its aspect within
+    `SCALE_PIXELS`, plus Gaussian noise (`PHOTO_NOISE`, fixed seed), JPEG quality
+    `PHOTO_QUALITY`."""
+    with Image.open(item.path) as image:
+        rgb = m.over_white(np.asarray(image.convert("RGBA")))
+    aspect = item.width / item.height
+    width = int((SCALE_PIXELS * aspect) ** 0.5)
+    height = int(width / aspect)
+    big = np.asarray(
+        Image.fromarray(rgb).resize((width, height), Image.Resampling.LANCZOS), dtype=np.float64
+    )
+    big += np.random.default_rng(PHOTO_SEED).normal(0.0, PHOTO_NOISE, big.shape)
+    noisy = np.clip(np.rint(big), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(noisy).save(buffer, format="JPEG", quality=PHOTO_QUALITY)
+    return buffer.getvalue(), width, height
+
+
+def scale_traces(
+    item: Item, path: Path, data: bytes, width: int, height: int, convert: Callable[..., Any] | None
 ) -> dict[str, Any]:
-    """The scale checks: a ~3 MP trace (all tracers) and a 4500x5400 print PNG (ours)."""
-    candidates = [i for i in items if i.source_svg is not None and i.klass == "flat"]
-    if scale_id:
-        candidates = [i for i in items if i.id == scale_id and i.source_svg is not None]
-    if not candidates:
-        return {"error": "no corpus item with a source SVG for the scale checks"}
-    item = next((i for i in candidates if i.variant == "white"), candidates[0])
-    data, width, height = scale_input(item)
+    """One ~3 MP input traced by printjob and both vtracer presets: seconds, peak memory,
+    size, colours, ΔE and seams at 1x (vs the input itself)."""
     rgba = decode_rgba(data)
     lab = m.to_lab(m.over_white(rgba))
     interior = m.opaque_interior(rgba[:, :, 3], 1)
-    print(f"  scale input: {item.id} rendered at {width}x{height}", flush=True)
-
+    scaled = Item(item.id, item.klass, "white", path, width, height, None, None, None)
     traces: dict[str, Any] = {}
     for method in (ENGINE, VTRACER_DEFAULT, VTRACER_POSTER):
         if method == ENGINE and convert is None:
             continue
-        scaled = Item(
-            item.id, item.klass, "white", Path("scale.png"), width, height, None, None, None
-        )
         conversion = run_method(method, scaled, data, convert)
         row: dict[str, Any] = {
             "seconds": conversion.seconds,
@@ -603,7 +621,44 @@ def run_scale(
             row["de_1x"] = m.masked_mean(m.delta_e_map(m.to_lab(m.over_white(out)), lab))
             row["seams_1x"] = m.seam_pixels(out[:, :, 3], interior)
         traces[method] = row
-        print(f"  scale trace {method:16} {row.get('error') or row['seconds']}", flush=True)
+        print(
+            f"  scale trace {path.name:10} {method:16} {row.get('error') or row['seconds']}",
+            flush=True,
+        )
+    return traces
+
+
+def run_scale(
+    items: list[Item], scale_id: str | None, convert: Callable[..., Any] | None
+) -> dict[str, Any]:
+    """The scale checks: a ~3 MP flat trace and a ~3 MP photo trace (all tracers), and a
+    4500x5400 print PNG (ours)."""
+    candidates = [i for i in items if i.source_svg is not None and i.klass == "flat"]
+    if scale_id:
+        candidates = [i for i in items if i.id == scale_id and i.source_svg is not None]
+    if not candidates:
+        return {"error": "no corpus item with a source SVG for the scale checks"}
+    item = next((i for i in candidates if i.variant == "white"), candidates[0])
+    data, width, height = scale_input(item)
+    print(f"  scale input: {item.id} rendered at {width}x{height}", flush=True)
+    traces = scale_traces(item, Path("scale.png"), data, width, height, convert)
+
+    photo_item = next((i for i in items if i.id == PHOTO_SOURCE), None)
+    photo: dict[str, Any]
+    if photo_item is None:
+        photo = {"error": f"no corpus item {PHOTO_SOURCE!r} for the photo scale check"}
+    else:
+        photo_data, photo_w, photo_h = photo_input(photo_item)
+        print(f"  photo input: {photo_item.id} upscaled to {photo_w}x{photo_h}", flush=True)
+        photo = {
+            "source": photo_item.id,
+            "width": photo_w,
+            "height": photo_h,
+            "bytes": len(photo_data),
+            "traces": scale_traces(
+                photo_item, Path("photo.jpg"), photo_data, photo_w, photo_h, convert
+            ),
+        }
 
     prints: dict[str, Any] = {}
     if convert is not None:
@@ -618,6 +673,7 @@ def run_scale(
         "width": width,
         "height": height,
         "traces": traces,
+        "photo": photo,
         "print_png": prints,
     }
 
@@ -789,6 +845,27 @@ def targets(
                 trace["peak_mb"] < 1024 if ok else None if not trace else False,
             )
         )
+        photo = scale.get("photo") or {}
+        trace = (photo.get("traces") or {}).get(ENGINE, {})
+        error = photo.get("error") or trace.get("error")
+        ok = error is None and trace.get("seconds") is not None
+        label = f"{photo['width']}x{photo['height']}" if "width" in photo else "not made"
+        out.append(
+            Target(
+                f"~3 MP photo trace ({label}) seconds",
+                _fmt(trace.get("seconds")) if ok else short_error(error or "not run"),
+                "< 10 s",
+                trace["seconds"] < 10 if ok else None if not trace and not error else False,
+            )
+        )
+        out.append(
+            Target(
+                f"~3 MP photo trace ({label}) peak memory, MB",
+                _fmt(trace.get("peak_mb"), "{:.0f}") if ok else "n/a",
+                "< 1024 MB",
+                trace["peak_mb"] < 1024 if ok else None if not trace and not error else False,
+            )
+        )
         prints = scale.get("print_png") or {}
         first = next(iter(prints.items()), None)
         if first is not None:
@@ -940,26 +1017,25 @@ def errors_section(results: list[dict[str, Any]], scale: dict[str, Any] | None) 
         for method, row in (scale.get("traces") or {}).items():
             if row.get("error"):
                 lines.append(f"- scale trace / {method}: {row['error']}")
+        photo = scale.get("photo") or {}
+        if photo.get("error"):
+            lines.append(f"- photo scale check: {photo['error']}")
+        for method, row in (photo.get("traces") or {}).items():
+            if row.get("error"):
+                lines.append(f"- photo scale trace / {method}: {row['error']}")
         for label, row in (scale.get("print_png") or {}).items():
             if row.get("error"):
                 lines.append(f"- print PNG from {label}: {row['error']}")
     return "\n".join(lines)
 
 
-def scale_section(scale: dict[str, Any] | None) -> str:
-    if not scale:
-        return "Not run (`--skip-scale`)."
-    if "error" in scale:
-        return scale["error"]
+def trace_table(traces: dict[str, Any]) -> list[str]:
+    """One ~3 MP input's rows per tracer (the scale section's tables)."""
     lines = [
-        f"Input: `{scale['source']}` rendered by resvg from its source SVG at "
-        f"{scale['width']}x{scale['height']} ({scale['width'] * scale['height'] / 1e6:.1f} MP), "
-        "over white, as PNG.",
-        "",
         "| Tracer | Seconds | Peak MB | Segments | SVG bytes | Colours | ΔE 1x | Seams 1x |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for method, row in scale["traces"].items():
+    for method, row in traces.items():
         if row.get("error"):
             lines.append(
                 f"| {method} | {_cell(row.get('seconds'), '{:.2f}')} | | "
@@ -972,6 +1048,34 @@ def scale_section(scale: dict[str, Any] | None) -> str:
             f"{_cell(row.get('bytes'), '{:,}')} | {_cell(row.get('colors'), '{}')} | "
             f"{_cell(row.get('de_1x'), '{:.2f}')} | {_cell(row.get('seams_1x'), '{:,}')} |"
         )
+    return lines
+
+
+def scale_section(scale: dict[str, Any] | None) -> str:
+    if not scale:
+        return "Not run (`--skip-scale`)."
+    if "error" in scale:
+        return scale["error"]
+    lines = [
+        f"Input: `{scale['source']}` rendered by resvg from its source SVG at "
+        f"{scale['width']}x{scale['height']} ({scale['width'] * scale['height'] / 1e6:.1f} MP), "
+        "over white, as PNG.",
+        "",
+        *trace_table(scale["traces"]),
+    ]
+    photo = scale.get("photo") or {}
+    lines.append("")
+    if "error" in photo:
+        lines.append(f"Photo: {photo['error']}")
+    elif photo:
+        lines += [
+            f"Photo: `{photo['source']}` upscaled with Pillow LANCZOS to "
+            f"{photo['width']}x{photo['height']} "
+            f"({photo['width'] * photo['height'] / 1e6:.1f} MP), Gaussian noise σ "
+            f"{PHOTO_NOISE:g}, JPEG quality {PHOTO_QUALITY} ({photo['bytes']:,} bytes).",
+            "",
+            *trace_table(photo["traces"]),
+        ]
     prints = scale.get("print_png") or {}
     if prints:
         lines += [
@@ -1103,10 +1207,14 @@ run only.
   and slows Python code down.
 - **Scale checks**: one flat corpus image (by default the first "white" one with a
   source SVG) rendered by resvg from its source SVG at about 3 MP (1732 x 1732 for a
-  square), over white, as PNG, traced by printjob and both vtracer presets (seconds,
-  peak memory, size, ΔE and seams at 1x); and printjob writing a PNG with size original
-  (the 4500 x 5400 print canvas) from the corpus image itself, and, for information,
-  from the 3 MP image.
+  square), over white, as PNG; and a photo: the corpus photo `{PHOTO_SOURCE}` over white,
+  upscaled with Pillow LANCZOS to the largest size of its aspect within 3 MP (2123 x
+  1412), plus Gaussian noise of σ {PHOTO_NOISE:g} (8-bit levels, fixed seed), saved as
+  JPEG quality {PHOTO_QUALITY}, so that it looks like a camera photo (texture and noise
+  everywhere) rather than a smooth upscale. Both are traced by printjob and both vtracer
+  presets (seconds, peak memory, size, ΔE and seams at 1x). Also printjob writing a PNG
+  with size original (the 4500 x 5400 print canvas) from the flat corpus image itself,
+  and, for information, from its 3 MP rendering.
 - **Medians** are over the images where a metric exists (4x metrics: the images with
   ground truth); `(n=…)` marks a median over fewer images than the others.
 """

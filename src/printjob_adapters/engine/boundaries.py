@@ -11,14 +11,17 @@ separates, so neighbouring outlines share their geometry exactly.
 
 Crack directions: 0 = +x, 1 = +y, 2 = -x, 3 = -y (y points down). Each crack is oriented
 so that its face with the smaller id lies on its left; along an edge that orientation
-is consistent, which is what lets whole-array pointer work order the cracks.
+is consistent, which is what lets successor links order the cracks.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import attrs
 import numpy as np
-from scipy import ndimage
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components, depth_first_order
 
 #: Label given to the padding ring around the image ("outside").
 OUTSIDE = -2
@@ -76,41 +79,68 @@ class BoundaryGraph:
         return self.crack_y + _RIGHT_DROW[d], self.crack_x + _RIGHT_DCOL[d]
 
 
-def label_faces(padded: np.ndarray) -> tuple[np.ndarray, int]:
-    """Faces = 4-connected components of equal labels, for all labels in one pass.
+class Faces(NamedTuple):
+    """`label_faces`' result: the face id of every padded pixel, and per face its label
+    and pixel count."""
 
-    Works on a doubled grid whose odd cells link two pixels exactly when their labels
-    agree, so a single binary labelling separates every label at once. O(pixels).
+    faces: np.ndarray
+    label: np.ndarray
+    area: np.ndarray
+
+
+def label_faces(padded: np.ndarray) -> Faces:
+    """Faces = 4-connected components of equal labels, for all labels in one pass,
+    numbered in raster order of their first pixel.
+
+    Each row splits into runs of one label; runs of equal labels touching across two
+    rows are linked (one link per stretch of contact), and the connected components of
+    that run graph (`scipy.sparse.csgraph`, in C) are the faces. A face's label is its
+    first run's and its area the sum of its runs' lengths. Runs are far fewer than
+    pixels, so this costs a few whole-array passes: O(pixels + runs).
     """
     h, w = padded.shape
-    grid = np.zeros((2 * h - 1, 2 * w - 1), dtype=bool)
-    grid[::2, ::2] = True
-    grid[::2, 1::2] = padded[:, 1:] == padded[:, :-1]
-    grid[1::2, ::2] = padded[1:, :] == padded[:-1, :]
-    ids, count = ndimage.label(grid)
-    faces = ids[::2, ::2].astype(np.int32)
-    # The padding ring is connected and touches pixel (0, 0), so its component is found
-    # first and gets id 1; shift so that the outside is face 0.
-    faces -= 1
-    return faces, int(count)
+    starts = np.ones((h, w), dtype=bool)
+    np.not_equal(padded[:, 1:], padded[:, :-1], out=starts[:, 1:])
+    # Runs are numbered in raster order; every row starts a new one.
+    run = np.cumsum(starts, dtype=np.int32).reshape(h, w) - 1
+    run_start = np.flatnonzero(starts)
+    count = len(run_start)
+    same = padded[1:] == padded[:-1]
+    first = same.copy()
+    first[:, 1:] &= starts[:-1, 1:] | starts[1:, 1:] | ~same[:, :-1]
+    r, c = np.nonzero(first)
+    links = csr_matrix(
+        (np.ones(len(r), dtype=np.int8), (run[r, c], run[r + 1, c])), shape=(count, count)
+    )
+    face_count, component = connected_components(links, directed=False)
+    # Number faces by their first run (hence first pixel): the outside ring, which
+    # holds pixel (0, 0), becomes face 0.
+    first_run = np.full(face_count, count, dtype=np.int64)
+    np.minimum.at(first_run, component, np.arange(count))
+    order = np.argsort(first_run)
+    rank = np.empty(face_count, dtype=np.int32)
+    rank[order] = np.arange(face_count, dtype=np.int32)
+    face_of_run = rank[component]
+    length = np.diff(np.append(run_start, h * w))
+    return Faces(
+        faces=face_of_run[run],
+        label=padded.ravel()[run_start[first_run[order]]],
+        area=np.bincount(face_of_run, weights=length, minlength=face_count).astype(np.int64),
+    )
 
 
 def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     """Step 1: faces, boundary cracks, junctions and the edges between junctions.
 
     Crack extraction and orientation are whole-array comparisons. Every crack whose head
-    is not a junction has exactly one successor; list ranking by pointer doubling over
-    those links gives each crack its edge's first crack and its place along the edge,
-    and one sort lays the edges out contiguously. Loops (no junction) are cut open at
-    their smallest crack. O(pixels + cracks × log(longest edge)).
+    is not a junction has exactly one successor; walking those links from every first
+    crack (`_chain_order`, one traversal in C) lays the edges out contiguously, by first
+    crack. Loops (no junction) are cut open at their smallest crack. O(pixels + cracks).
     """
     h, w = labels.shape
     padded = np.full((h + 2, w + 2), OUTSIDE, dtype=np.int32)
     padded[1:-1, 1:-1] = labels
-    faces, face_count = label_faces(padded)
-    face_label = np.empty(face_count, dtype=np.int32)
-    face_label[faces.ravel()] = padded.ravel()
-    face_area = np.bincount(faces.ravel(), minlength=face_count).astype(np.int64)
+    faces, face_label, face_area = label_faces(padded)
     face_area[0] = 0
 
     # Horizontal cracks at corner row y (0..h) between padded rows y and y + 1, columns
@@ -154,20 +184,10 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     through = ~junction[tail]
     out_at[tail[through]] = idx[through]
     succ = np.where(junction[head], -1, out_at[head])
-    has_pred = np.zeros(n, dtype=bool)
-    has_pred[succ[succ >= 0]] = True
 
     pred = np.full(n, -1, dtype=np.int64)
     pred[succ[succ >= 0]] = idx[succ >= 0]
-    root, rank = _rank(pred)
-    # Closed loops have no first crack: cut each open at its smallest crack id and rank
-    # its cracks again.
-    in_loop = pred[root] >= 0
-    if in_loop.any():
-        loop_firsts = _loop_minima(succ, in_loop)
-        pred[loop_firsts] = -1
-        root, rank = _rank(pred)
-    order = np.lexsort((rank, root))
+    order, pred = _chain_order(succ, pred)
     starts_mask = pred[order] < 0
     edge_start = np.concatenate([np.nonzero(starts_mask)[0], [n]]).astype(np.int64)
 
@@ -177,11 +197,10 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     last = edge_start[1:] - 1
     closed = ~junction[tail[first]]
 
-    jids = np.full((h + 1) * stride, -1, dtype=np.int64)
+    # Junctions are numbered in corner order.
     jverts = np.nonzero(junction)[0]
-    jids[jverts] = np.arange(len(jverts))
-    j0 = np.where(closed, -1, jids[tail[first]])
-    j1 = np.where(closed, -1, jids[head[last]])
+    j0 = np.where(closed, -1, np.searchsorted(jverts, tail[first]))
+    j1 = np.where(closed, -1, np.searchsorted(jverts, head[last]))
 
     lr = cy[first] + _LEFT_DROW[cd[first]], cx[first] + _LEFT_DCOL[cd[first]]
     rr = cy[first] + _RIGHT_DROW[cd[first]], cx[first] + _RIGHT_DCOL[cd[first]]
@@ -205,43 +224,41 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     )
 
 
-def _rank(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """List ranking by pointer doubling: every crack's first crack and its distance from
-    it. Only cracks not yet resolved take part in each round, so chains cost
-    O(cracks × log(longest chain)) gathers; loop cracks never resolve and come back with
-    a first crack that still has a predecessor."""
-    n = len(pred)
-    idx = np.arange(n, dtype=np.int64)
-    is_first = pred < 0
-    root = np.where(is_first, idx, pred)
-    rank = (~is_first).astype(np.int64)
-    active = idx[~is_first]
-    active = active[~is_first[root[active]]]
-    rounds = int(np.ceil(np.log2(n + 1))) + 1
-    for _ in range(rounds):
-        if len(active) == 0:
-            break
-        up = root[active]
-        up_root = root[up]
-        up_rank = rank[up]
-        rank[active] += up_rank
-        root[active] = up_root
-        active = active[~is_first[up_root]]
-    return root, rank
+def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cracks laid out edge by edge: edges by their first crack id, each edge's cracks
+    in order along it. Closed loops have no first crack: each is cut open at its
+    smallest crack id (found per loop by connected components). Returns the order and
+    the predecessors with the cuts made. Walking the chains is a depth-first traversal
+    in C from one extra node whose children are the first cracks, ascending:
+    O(cracks)."""
+    n = len(succ)
+    order = _walk(succ, pred)
+    if len(order) < n:
+        seen = np.zeros(n, dtype=bool)
+        seen[order] = True
+        loop = np.nonzero(~seen)[0]
+        links = csr_matrix((np.ones(len(loop), dtype=np.int8), (loop, succ[loop])), shape=(n, n))
+        _, component = connected_components(links, directed=True, connection="weak")
+        smallest = np.full(n, n, dtype=np.int64)
+        np.minimum.at(smallest, component[loop], loop)
+        pred = pred.copy()
+        pred[np.unique(smallest[component[loop]])] = -1
+        order = _walk(succ, pred)
+    return order, pred
 
 
-def _loop_minima(succ: np.ndarray, in_loop: np.ndarray) -> np.ndarray:
-    """Smallest crack id of every closed loop, by pointer doubling restricted to the
-    loop cracks. O(loop cracks × log(longest loop))."""
-    members = np.nonzero(in_loop)[0]
-    jump = succ[members]
-    low = members.copy()
-    pos = np.full(len(succ), -1, dtype=np.int64)
-    pos[members] = np.arange(len(members))
-    jump_pos = pos[jump]
-    span = 1
-    while span < len(members):
-        low = np.minimum(low, low[jump_pos])
-        jump_pos = jump_pos[jump_pos]
-        span *= 2
-    return np.unique(low)
+def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """The cracks reachable from first cracks (no predecessor), chain after chain in
+    ascending order of first crack, by `scipy.sparse.csgraph.depth_first_order`."""
+    n = len(succ)
+    child = np.where(succ >= 0, succ, 0)
+    has_child = (succ >= 0) & (pred[child] == np.arange(n))
+    firsts = np.nonzero(pred < 0)[0]
+    indptr = np.zeros(n + 2, dtype=np.int64)
+    np.cumsum(has_child, out=indptr[1 : n + 1])
+    indptr[n + 1] = indptr[n] + len(firsts)
+    indices = np.concatenate([child[has_child], firsts])
+    graph = csr_matrix(
+        (np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n + 1, n + 1)
+    )
+    return depth_first_order(graph, n, directed=True, return_predecessors=False)[1:]

@@ -1,17 +1,20 @@
 """Step 3 of tracing: boundary edges' data points to lines and cubic Béziers.
 
-An edge arrives as its data points (one per crack, already placed with sub-pixel
-accuracy) plus, for an open edge, its two fixed junction points. Fitting runs in four
-parts:
+Edges arrive together (`EdgeData`): the data points of every edge (one per crack,
+already placed with sub-pixel accuracy) end to end, plus each open edge's two fixed
+junction points. Every part below is whole-array work over all edges, corners, runs or
+fit attempts at once; a ragged group (an edge's points, a run's points) is a stretch of
+one concatenated array given by offsets. Fitting runs in four parts:
 
 1. Corners (`_find_corners`): the turning angle between the chords reaching
    `CORNER_SPAN` points back and forth from every gap between two data points, kept
    where it is a local maximum above `CORNER_ANGLE`. Tiny edges (a dot, a one-pixel line
-   end, a short step between junctions) are their crack polygon instead (`tiny_edge`),
+   end, a short step between junctions) are their crack polygon instead (`_tiny_edges`),
    so they stay the shapes they are.
 2. Corner points (`_corner_breaks`): each corner sits where the straight lines fitted to
    the points on its two sides meet, so a corner is sharp and lands where the two sides
-   say it is, not on the pixel grid. Corners and junctions cut the edge into runs.
+   say it is, not on the pixel grid. Corners and junctions cut the edge into runs
+   (`split_edges`).
 3. Smoothing (`_smooth`): a light binomial filter over each run's inner points takes
    the stair steps out of hard-edged (not anti-aliased) boundaries.
 4. Curves (`fit_runs`): each run greedily covered by as few pieces as fit within the
@@ -19,16 +22,16 @@ parts:
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
    shared at the joins, so runs are smooth (G1) between corners.
 
-Cost: O(points) per edge for parts 1-3; part 4 tries O(log(run length)) candidates per
+Cost: O(points) for parts 1-3 (plus a Python loop over the rare clusters of corner
+candidates closer than the chord span); part 4 tries O(log(run length)) candidates per
 piece, and every try is whole-array work over all unfinished runs at once, on at most
 `FIT_POINTS` points per run.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 import numpy as np
@@ -70,7 +73,31 @@ MIN_REACH = 8
 PROBES = 6
 #: Reaches tried first for a later segment, as multiples of the previous segment's length
 #: (finest near 1, where the answer usually is).
-_AROUND = (0.5, 0.7, 0.85, 1.0, 1.125, 1.25, 1.5, 2.0)
+_AROUND = np.array([0.5, 0.7, 0.85, 1.0, 1.125, 1.25, 1.5, 2.0])
+#: Fit attempts are padded to a multiple of this many points (see `_try`).
+_WIDTH_STEP = 8
+#: Batches of at least this many attempts are split by padded width.
+_SPLIT_ROWS = 2048
+#: Most reaches one run tries in one round of the search (`_AROUND` is the longest list).
+_PROBE_SLOTS = 8
+#: Any search step at least this long reaches every run's end; capping there keeps the
+#: doubling steps within int64 without changing a single probe.
+_STEP_CAP = 1 << 40
+#: Multiples of the step tried by a doubling round, and the sevenths of the bracket
+#: tried by a bisection round (both `PROBES` of them; the last repeats fill the slots).
+_DOUBLINGS = np.array([1 << min(k, PROBES - 1) for k in range(_PROBE_SLOTS)])
+_SEVENTHS = np.array([min(k, PROBES) for k in range(1, _PROBE_SLOTS + 1)])
+#: Sorts after every probe: marks an unused slot.
+_NO_PROBE = np.iinfo(np.int64).max
+#: `_AROUND` as Python floats, for the search's per-run path (`_round_few`).
+_AROUND_FLOATS = _AROUND.tolist()
+#: Rounds with at most this many searching runs take the per-run path.
+_FEW_RUNS = 16
+#: Columns of the fitting search's state rows (see `fit_runs`).
+_START, _LO, _HI, _BEST, _STEP, _DOUBLING, _LAST, _OFF = range(8)
+_STATE_COLUMNS = 8
+#: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
+_AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
 
 @attrs.frozen(eq=False)
@@ -97,28 +124,173 @@ class FittedEdge:
         return FittedEdge(start=self.segments[-1, 2].copy(), segments=out, is_line=lines)
 
 
-@attrs.frozen
-class _Break:
-    """A fixed point between two runs: the run before ends at `point`, arriving along
-    `-tan_in`; the run after leaves it along `tan_out`. `gap` is the index of the first
-    data point after it."""
+class FittedEdges(Mapping[int, FittedEdge]):
+    """Many fitted edges in flat arrays: edge `ids[k]` starts at `start[k]`, and its
+    segments (control points and end, as in `FittedEdge`) are
+    `segments[offsets[k]:offsets[k + 1]]`, with `is_line` alike. As a mapping, edge id
+    to `FittedEdge`."""
 
-    gap: int
-    point: np.ndarray
-    tan_in: np.ndarray | None
-    tan_out: np.ndarray | None
+    def __init__(
+        self,
+        ids: np.ndarray,
+        start: np.ndarray,
+        segments: np.ndarray,
+        is_line: np.ndarray,
+        offsets: np.ndarray,
+    ) -> None:
+        self.ids = ids
+        self.start = start
+        self.segments = segments
+        self.is_line = is_line
+        self.offsets = offsets
+        self._position = {e: k for k, e in enumerate(ids.tolist())}
+
+    def position(self, edge_ids: np.ndarray) -> np.ndarray:
+        """Row in `start` (and index into `offsets`) of each of these edge ids."""
+        lookup = np.full(int(self.ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        lookup[self.ids] = np.arange(len(self.ids))
+        return lookup[edge_ids]
+
+    @functools.cached_property
+    def seg_from(self) -> np.ndarray:
+        """The point each segment starts from: the previous segment's end, or its
+        edge's start point for the first."""
+        out = np.empty((len(self.segments), 2))
+        if len(out):
+            out[1:] = self.segments[:-1, 2]
+            owners = np.nonzero(np.diff(self.offsets) > 0)[0]
+            out[self.offsets[owners]] = self.start[owners]
+        return out
+
+    def __getitem__(self, e: int) -> FittedEdge:
+        k = self._position[int(e)]
+        s, t = int(self.offsets[k]), int(self.offsets[k + 1])
+        return FittedEdge(
+            start=self.start[k], segments=self.segments[s:t], is_line=self.is_line[s:t]
+        )
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 @attrs.frozen(eq=False)
-class Run:
-    """Smoothed data points between two fixed points (its first and last rows), with
-    the tangents leaving the first and arriving (pointing back) at the last."""
+class EdgeData:
+    """The data points of many edges, end to end: edge k owns rows
+    `offsets[k]:offsets[k + 1]` of `points` (n, 2), `dirs` (their crack directions) and
+    `corners` (the crack corner before each point: the fallback corner position).
+    `start` and `end` (k, 2) are the junction points of open edges (unused for closed
+    ones); `slack` scales each edge's fitting tolerance."""
+
+    points: np.ndarray
+    dirs: np.ndarray
+    corners: np.ndarray
+    offsets: np.ndarray
+    closed: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    slack: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def take(self, which: np.ndarray) -> EdgeData:
+        """The edges selected by the mask or indices `which`, in order. O(their points)."""
+        idx = np.nonzero(which)[0] if which.dtype == bool else which
+        offsets, owner, place = groups(self.lengths[idx])
+        rows = self.offsets[idx][owner] + place
+        return self.with_rows(rows, offsets, idx)
+
+    def with_rows(self, rows: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> EdgeData:
+        return EdgeData(
+            points=self.points[rows],
+            dirs=self.dirs[rows],
+            corners=self.corners[rows],
+            offsets=offsets,
+            closed=self.closed[idx],
+            start=self.start[idx],
+            end=self.end[idx],
+            slack=self.slack[idx],
+        )
+
+
+@attrs.frozen(eq=False)
+class Runs:
+    """Smoothed data points between fixed points, many runs end to end: run r owns rows
+    `offsets[r]:offsets[r + 1]` of `data` (its first and last rows are the fixed
+    points), leaves its first point along `t1[r]` and arrives at its last pointing back
+    along `t2[r]`; `slack[r]` multiplies the fitting tolerance."""
 
     data: np.ndarray
+    offsets: np.ndarray
     t1: np.ndarray
     t2: np.ndarray
-    #: Multiplier of the fitting tolerance for this run.
-    slack: float = 1.0
+    slack: np.ndarray
+
+
+def groups(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For groups of these sizes laid end to end: their offsets (one more than groups),
+    and every element's group and place within it. O(elements)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    place = np.arange(offsets[-1], dtype=np.int64) - offsets[:-1][owner]
+    return offsets, owner, place
+
+
+def _units(v: np.ndarray) -> np.ndarray:
+    """Rows of `v` scaled to unit length ((1, 0) for a zero row)."""
+    x, y = v[:, 0], v[:, 1]
+    n = np.hypot(x, y)
+    ok = n > 1e-12
+    safe = np.where(ok, n, 1.0)
+    return np.stack([np.where(ok, x / safe, 1.0), np.where(ok, y / safe, 0.0)], axis=1)
+
+
+def fit_all(
+    ids: np.ndarray,
+    edges: EdgeData,
+    tolerance: float,
+    progress: Callable[[float], None] | None = None,
+) -> FittedEdges:
+    """Steps 1-4 for every edge of `edges` (graph edge ids `ids`): tiny edges as their
+    crack polygons, the others split into runs and all runs fitted together.
+    Coordinates are rounded once here, so every outline replaying an edge writes the
+    same numbers. O(points) plus the fitting search (`fit_runs`)."""
+    count = len(ids)
+    start = np.zeros((count, 2))
+    tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges)
+    big = np.nonzero(~tiny)[0]
+    first, runs, run_edge = split_edges(edges.take(big))
+    segs, lines, seg_off = fit_runs(runs, tolerance, progress)
+    # Segments per edge: a tiny edge's lines, or its runs' pieces (runs are in edge order).
+    per_edge = np.zeros(count, dtype=np.int64)
+    per_edge[tiny] = np.diff(tiny_off)
+    per_edge[big] = np.bincount(run_edge, weights=np.diff(seg_off), minlength=len(big)).astype(
+        np.int64
+    )
+    offsets, owner, _ = groups(per_edge)
+    segments = np.empty((int(offsets[-1]), 3, 2))
+    is_line = np.empty(int(offsets[-1]), dtype=bool)
+    tiny_rows = np.nonzero(tiny[owner])[0]
+    segments[tiny_rows] = np.repeat(tiny_ends[:, None, :], 3, axis=1)
+    is_line[tiny_rows] = True
+    big_rows = np.nonzero(~tiny[owner])[0]
+    segments[big_rows] = segs
+    is_line[big_rows] = lines
+    start[tiny] = tiny_start
+    start[big] = first
+    return FittedEdges(
+        ids=np.asarray(ids, dtype=np.int64),
+        start=np.round(start, DECIMALS) + 0.0,
+        segments=np.round(segments, DECIMALS) + 0.0,
+        is_line=is_line,
+        offsets=offsets,
+    )
 
 
 def fit_edge(
@@ -130,9 +302,13 @@ def fit_edge(
     end: np.ndarray | None,
     tolerance: float,
 ) -> FittedEdge:
-    """Fit one edge (steps 1-3); see `edge_runs` for the arguments."""
-    first, runs = edge_runs(points, dirs, corners_xy, closed, start, end)
-    return assemble(first, fit_runs(runs, tolerance))
+    """Fit one edge (steps 1-4): `points` (m, 2) its data points, `dirs` (m,) their crack
+    directions, `corners_xy` (m, 2) the crack corner before each point; `start` and
+    `end` the junction points of an open edge."""
+    fitted = fit_all(
+        np.array([0]), _one_edge(points, dirs, corners_xy, closed, start, end), tolerance
+    )
+    return fitted[0]
 
 
 def tiny_edge(
@@ -142,414 +318,774 @@ def tiny_edge(
     start: np.ndarray | None,
     end: np.ndarray | None,
 ) -> FittedEdge | None:
-    """Steps 1-3 at once for a tiny edge (`TINY_LOOP` / `TINY_OPEN` cracks or fewer):
-    its crack polygon, every turn a corner where the axis-parallel lines through the
-    two neighbouring data points cross. None when the edge is not tiny. O(m), plain
-    floats (most edges of busy images are tiny)."""
-    m = len(points)
-    if m > (TINY_LOOP if closed else TINY_OPEN):
+    """One edge's crack polygon if it is tiny (see `_tiny_edges`), else None."""
+    edges = _one_edge(points, dirs, points, closed, start, end)
+    tiny, first, ends, _ = _tiny_edges(edges)
+    if not tiny[0]:
         return None
-    pts = points.tolist()
-    dd = dirs.tolist()
-    corners: list[tuple[float, float]] = []
-    for g in range(0 if closed else 1, m):
-        a, b = dd[g - 1], dd[g]
-        if a == b:
-            continue
-        p, q = pts[g - 1], pts[g]
-        # The crack before runs along x (even code) or y (odd code).
-        corners.append((q[0], p[1]) if a % 2 == 0 else (p[0], q[1]))
-    if closed:
-        if len(corners) < 3:
-            return None
-        first, rest = corners[0], [*corners[1:], corners[0]]
-    else:
-        assert start is not None and end is not None
-        first, rest = (float(start[0]), float(start[1])), [*corners, (float(end[0]), float(end[1]))]
-    segs = np.repeat(np.array(rest, dtype=np.float64)[:, None, :], 3, axis=1)
-    return assemble(np.array(first), [(segs, np.ones(len(rest), dtype=bool))])
+    return FittedEdge(
+        start=np.round(first[0], DECIMALS) + 0.0,
+        segments=np.round(np.repeat(ends[:, None, :], 3, axis=1), DECIMALS) + 0.0,
+        is_line=np.ones(len(ends), dtype=bool),
+    )
 
 
-def edge_runs(
+def _one_edge(
     points: np.ndarray,
     dirs: np.ndarray,
     corners_xy: np.ndarray,
     closed: bool,
     start: np.ndarray | None,
     end: np.ndarray | None,
-    slack: float = 1.0,
-) -> tuple[np.ndarray, list[Run]]:
-    """Steps 1-2 for one edge: its start point and its runs between fixed points.
-
-    `points` (m, 2) are the data points, `dirs` (m,) their crack directions,
-    `corners_xy` (m, 2) the crack corner before each point (the fallback corner
-    position); `start` and `end` are the junction points of an open edge; `slack`
-    scales the fitting tolerance of its runs."""
+) -> EdgeData:
     if not closed:
         assert start is not None and end is not None
-        keep = _ahead(points, start) & _ahead(points[::-1], end)[::-1]
-        if not keep.all() and keep.any():
-            points, dirs, corners_xy = points[keep], dirs[keep], corners_xy[keep]
-    m = len(points)
-    tiny = m <= (TINY_LOOP if closed else TINY_OPEN)
-    gaps = _tiny_corners(dirs, closed) if tiny else _find_corners(points, closed, start, end)
-    if closed and len(gaps) > 0:
-        shift = int(gaps[0])
-        points = np.roll(points, -shift, axis=0)
-        dirs = np.roll(dirs, -shift)
-        corners_xy = np.roll(corners_xy, -shift, axis=0)
-        gaps = gaps - shift
-    breaks = _corner_breaks(points, dirs, corners_xy, gaps, closed)
-    if closed:
-        if not breaks:
-            breaks = [_smooth_break(points, 0), _smooth_break(points, m // 2)]
-        first = breaks[0]
-        breaks = [*breaks, _Break(m + first.gap, first.point, first.tan_in, first.tan_out)]
-        points = np.concatenate([points, points[: first.gap]]) if first.gap else points
-    else:
-        assert start is not None and end is not None
-        breaks = [_Break(0, start, None, None), *breaks, _Break(m, end, None, None)]
-    runs = []
-    for a, b in itertools.pairwise(breaks):
-        data = _smooth(np.concatenate([a.point[None], points[a.gap : b.gap], b.point[None]]))
-        t1 = a.tan_out if a.tan_out is not None else _end_tangent(data)
-        t2 = b.tan_in if b.tan_in is not None else _end_tangent(data[::-1])
-        runs.append(Run(data, t1, t2, slack))
-    return breaks[0].point, runs
-
-
-def _ahead(points: np.ndarray, junction: np.ndarray) -> np.ndarray:
-    """False for the first few points if they lie behind the junction (it moved along
-    the edge past them), which would make the outline double back there."""
-    ok = np.ones(len(points), dtype=bool)
-    if len(points) < 2:
-        return ok
-    head = points[:JUNCTION_LOOKAHEAD] - junction
-    way = points[min(JUNCTION_LOOKAHEAD, len(points) - 1)] - junction
-    ok[: len(head)] = head @ way > 0
-    return ok
-
-
-def assemble(start: np.ndarray, pieces: list[tuple[np.ndarray, np.ndarray]]) -> FittedEdge:
-    """An edge from its start point and its runs' fitted segments. Coordinates are
-    rounded once here, so every outline replaying the edge writes the same numbers."""
-    segs = np.concatenate([p[0] for p in pieces]).reshape(-1, 3, 2)
-    return FittedEdge(
-        start=np.round(start, DECIMALS) + 0.0,
-        segments=np.round(segs, DECIMALS) + 0.0,
-        is_line=np.concatenate([p[1] for p in pieces]).astype(bool),
+    none = np.zeros(2)
+    return EdgeData(
+        points=np.asarray(points, dtype=np.float64).reshape(-1, 2),
+        dirs=np.asarray(dirs, dtype=np.int64),
+        corners=np.asarray(corners_xy, dtype=np.float64).reshape(-1, 2),
+        offsets=np.array([0, len(points)], dtype=np.int64),
+        closed=np.array([closed]),
+        start=np.asarray(none if start is None else start, dtype=np.float64)[None],
+        end=np.asarray(none if end is None else end, dtype=np.float64)[None],
+        slack=np.ones(1),
     )
 
 
-def _smooth(data: np.ndarray) -> np.ndarray:
-    """Binomial smoothing of a run's inner points (its ends stay fixed). Removes the
-    stair steps of hard-edged (not anti-aliased) boundaries; on well-placed points it
-    moves a curve of radius r by about SMOOTH_PASSES / (4 r) pixels. O(n)."""
-    if len(data) < 4:
-        return data
-    out = data.copy()
-    for _ in range(SMOOTH_PASSES):
-        out[1:-1] = 0.25 * (out[:-2] + out[2:]) + 0.5 * out[1:-1]
-    return out
+def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 1-3 at once for tiny edges (`TINY_LOOP` / `TINY_OPEN` cracks or fewer): the
+    crack polygon, every turn a corner where the axis-parallel lines through the two
+    neighbouring data points cross. A closed polygon starts at its first corner and
+    comes back to it; an open one runs from its start junction through its corners to
+    its end junction. Returns which edges are tiny (a closed edge with fewer than three
+    turns is not), and per tiny edge its start point and its line ends (offsets per
+    tiny edge). O(points of tiny edges); most edges of busy images are tiny."""
+    m = edges.lengths
+    tiny = m <= np.where(edges.closed, TINY_LOOP, TINY_OPEN)
+    sel = np.nonzero(tiny)[0]
+    _, owner, place = groups(m[sel])
+    rows = edges.offsets[sel][owner] + place
+    closed = edges.closed[sel]
+    # The point before each one (a closed edge's last before its first).
+    prev = np.where(place == 0, rows + m[sel][owner] - 1, rows - 1)
+    turn = np.nonzero((closed[owner] | (place > 0)) & (edges.dirs[prev] != edges.dirs[rows]))[0]
+    p, q = edges.points[prev[turn]], edges.points[rows[turn]]
+    # The crack before runs along x (even code) or y (odd code).
+    along_x = edges.dirs[prev[turn]] % 2 == 0
+    corner = np.where(
+        along_x[:, None], np.stack([q[:, 0], p[:, 1]], 1), np.stack([p[:, 0], q[:, 1]], 1)
+    )
+    turns = np.bincount(owner[turn], minlength=len(sel))
+    keep = ~closed | (turns >= 3)
+    tiny[sel[~keep]] = False
+    first_corner = np.searchsorted(owner[turn], np.arange(len(sel)))
+    sel, closed, turns, first_corner = sel[keep], closed[keep], turns[keep], first_corner[keep]
+    # One table of candidate points: the corners, then each kept edge's end junction.
+    table = np.concatenate([corner, edges.end[sel]])
+    start = np.where(
+        closed[:, None], table[np.minimum(first_corner, len(table) - 1)], edges.start[sel]
+    )
+    offsets, eo, ej = groups(np.where(closed, turns, turns + 1))
+    loop = closed[eo]
+    idx = first_corner[eo] + np.where(loop, (ej + 1) % np.maximum(turns[eo], 1), ej)
+    idx = np.where(~loop & (ej == turns[eo]), len(corner) + eo, idx)
+    return tiny, start, table[idx], offsets
 
 
-def _tiny_corners(dirs: np.ndarray, closed: bool) -> np.ndarray:
-    """Step 1 for tiny edges: every crack turn is a corner. O(m)."""
-    if closed:
-        turn = dirs != np.roll(dirs, 1)
-        return np.nonzero(turn)[0]
-    return np.nonzero(dirs[1:] != dirs[:-1])[0] + 1
+def split_edges(edges: EdgeData) -> tuple[np.ndarray, Runs, np.ndarray]:
+    """Steps 1-3 for many edges at once: each edge's start point, all its runs between
+    fixed points (smoothed, with their end tangents), and the edge of every run (runs
+    in edge order, each edge's in order along it). O(points)."""
+    edges = _drop_behind(edges)
+    m = edges.lengths
+    gap_rows = np.nonzero(_find_corners(edges))[0]
+    _, edge_of, place_in = groups(m)
+    edges, gap_rows = _roll_loops(edges, gap_rows, edge_of, place_in)
+    corner_edge, gap = edge_of[gap_rows], place_in[gap_rows]
+    # Every edge's breaks, in order along it: its corners, its junctions (open edges),
+    # and for a closed edge without corners two split points across from each other.
+    breaks = [_corner_breaks(edges, corner_edge, gap)]
+    count = np.bincount(corner_edge, minlength=len(m))
+    open_ = np.nonzero(~edges.closed)[0]
+    no_tangent = np.full((len(open_), 2), np.nan)
+    breaks.append(
+        _Breaks(
+            open_, np.zeros(len(open_), dtype=np.int64), edges.start[open_], no_tangent, no_tangent
+        )
+    )
+    breaks.append(_Breaks(open_, m[open_], edges.end[open_], no_tangent, no_tangent))
+    smooth = np.nonzero(edges.closed & (count == 0))[0]
+    breaks.append(_smooth_breaks(edges, smooth, np.zeros(len(smooth), dtype=np.int64)))
+    breaks.append(_smooth_breaks(edges, smooth, m[smooth] // 2))
+    table = _Breaks.concat(breaks)
+    order = np.lexsort((table.gap, table.edge))
+    table = table.take(order)
+    # A closed edge's last break is its first one again (at gap 0, after `_roll_loops`),
+    # at the far end.
+    loops = np.nonzero(edges.closed)[0]
+    first_break = np.searchsorted(table.edge, loops)
+    wrap = table.take(first_break)
+    table = _Breaks.concat([table, _Breaks(loops, m[loops], wrap.point, wrap.tan_in, wrap.tan_out)])
+    table = table.take(np.lexsort((table.gap, table.edge)))
+    # Two consecutive breaks of one edge, a and b, bound a run: a's point, the data
+    # points from a's gap up to b's, and b's point.
+    a = np.nonzero(table.edge[1:] == table.edge[:-1])[0]
+    b = a + 1
+    run_edge = table.edge[a]
+    first = table.point[np.searchsorted(table.edge, np.arange(len(m)))]
+    n = table.gap[b] - table.gap[a] + 2
+    offsets, owner, place = groups(n)
+    src = edges.offsets[run_edge][owner] + table.gap[a][owner] + place - 1
+    inner = (place > 0) & (place < n[owner] - 1)
+    data = np.empty((int(offsets[-1]), 2))
+    data[inner] = edges.points[src[inner]]
+    data[offsets[:-1]] = table.point[a]
+    data[offsets[1:] - 1] = table.point[b]
+    _smooth(data, inner & (n[owner] >= 4))
+    # Where a break has no tangent (a junction), the run's own chord gives it.
+    reach = np.minimum(END_TANGENT_REACH, n - 1)
+    head, tail = offsets[:-1], offsets[1:] - 1
+    t1 = table.tan_out[a]
+    t2 = table.tan_in[b]
+    free1 = np.isnan(t1[:, 0])
+    free2 = np.isnan(t2[:, 0])
+    t1[free1] = _units(data[head[free1] + reach[free1]] - data[head[free1]])
+    t2[free2] = _units(data[tail[free2] - reach[free2]] - data[tail[free2]])
+    runs = Runs(data=data, offsets=offsets, t1=t1, t2=t2, slack=edges.slack[run_edge])
+    return first, runs, run_edge
 
 
-def _find_corners(
-    points: np.ndarray, closed: bool, start: np.ndarray | None, end: np.ndarray | None
-) -> np.ndarray:
-    """Step 1: gaps whose turning angle is a local maximum above `CORNER_ANGLE`.
+@attrs.frozen(eq=False)
+class _Breaks:
+    """Fixed points between runs, one row each: the edge, the index `gap` of the first
+    data point after it, the point, and the tangents arriving (pointing back) and
+    leaving there (NaN where the run's own end tangent is used: at junctions)."""
 
-    Gap i lies between points i-1 and i; its angle is between the chords
-    p[i-1] - p[i-1-k] and p[i+k] - p[i]. O(m)."""
-    m = len(points)
-    k = CORNER_SPAN
-    if closed:
-        if m < 4 * k:
-            k = max(1, m // 4)
-        ext = points
-        i = np.arange(m)
-        back, near_b = (i - 1 - k) % m, (i - 1) % m
-        near_f, fwd = i, (i + k) % m
-    else:
-        if m < 2:
-            return np.zeros(0, dtype=np.int64)
-        ext = np.concatenate([start[None], points, end[None]])  # type: ignore[index]
-        i = np.arange(1, m)
-        back, near_b = np.maximum(i - k, 0), i
-        near_f, fwd = i + 1, np.minimum(i + 1 + k, m + 1)
-    d1 = ext[near_b] - ext[back]
-    d2 = ext[fwd] - ext[near_f]
+    edge: np.ndarray
+    gap: np.ndarray
+    point: np.ndarray
+    tan_in: np.ndarray
+    tan_out: np.ndarray
+
+    def take(self, idx: np.ndarray) -> _Breaks:
+        return _Breaks(
+            self.edge[idx], self.gap[idx], self.point[idx], self.tan_in[idx], self.tan_out[idx]
+        )
+
+    @staticmethod
+    def concat(parts: list[_Breaks]) -> _Breaks:
+        return _Breaks(
+            np.concatenate([p.edge for p in parts]).astype(np.int64),
+            np.concatenate([p.gap for p in parts]).astype(np.int64),
+            np.concatenate([p.point for p in parts]).reshape(-1, 2),
+            np.concatenate([p.tan_in for p in parts]).reshape(-1, 2),
+            np.concatenate([p.tan_out for p in parts]).reshape(-1, 2),
+        )
+
+
+def _drop_behind(edges: EdgeData) -> EdgeData:
+    """Open edges without their first (last) few points where these lie behind the
+    start (end) junction (it moved along the edge past them), which would make the
+    outline double back there; an edge keeps all its points if none would be left.
+    O(edges)."""
+    m = edges.lengths
+    keep = np.ones(len(edges.points), dtype=bool)
+    sel = np.nonzero(~edges.closed & (m >= 2))[0]
+    if len(sel) == 0:
+        return edges
+    first, mm = edges.offsets[sel], m[sel]
+    reach = np.minimum(JUNCTION_LOOKAHEAD, mm - 1)
+    for rows_of, junction, way_row in (
+        (lambda k: first + k, edges.start[sel], first + reach),
+        (lambda k: first + mm - 1 - k, edges.end[sel], first + mm - 1 - reach),
+    ):
+        way = edges.points[way_row] - junction
+        for k in range(JUNCTION_LOOKAHEAD):
+            has = np.nonzero(k < mm)[0]
+            rows = rows_of(k)[has]
+            head = edges.points[rows] - junction[has]
+            keep[rows] &= head[:, 0] * way[has, 0] + head[:, 1] * way[has, 1] > 0
+    _, owner, _ = groups(m)
+    kept = np.bincount(owner, weights=keep, minlength=len(m)).astype(np.int64)
+    cut = (kept > 0) & (kept < m)
+    if not cut.any():
+        return edges
+    rows = np.nonzero(keep | ~cut[owner])[0]
+    new_offsets, _, _ = groups(np.where(cut, kept, m))
+    return edges.with_rows(rows, new_offsets, np.arange(len(m)))
+
+
+def _find_corners(edges: EdgeData) -> np.ndarray:
+    """Step 1: whether the gap before each data point is a corner.
+
+    Tiny edges (at most `TINY_LOOP` / `TINY_OPEN` points) take every crack turn.
+    Otherwise gap i lies between points i-1 and i (a closed edge's gap 0 between its
+    last and first points; an open edge's gaps run 1..m-1, its junctions standing
+    before and after its points); its angle is between the chords p[i-1] - p[i-1-k] and
+    p[i+k] - p[i], and a corner is a local maximum of at least `CORNER_ANGLE`,
+    thinned by `_thin_corners`. O(points)."""
+    m = edges.lengths
+    total = len(edges.points)
+    _, owner, place = groups(m)
+    closed = edges.closed
+    tiny = m <= np.where(closed, TINY_LOOP, TINY_OPEN)
+    rows = np.arange(total)
+    prev = np.where(place == 0, rows + m[owner] - 1, rows - 1)
+    corner = tiny[owner] & (closed[owner] | (place > 0)) & (edges.dirs[prev] != edges.dirs)
+    gaps = np.nonzero(~tiny[owner] & (closed[owner] | (place > 0)))[0]
+    if len(gaps) == 0:
+        return corner
+    e, i = owner[gaps], place[gaps]
+    mm, first, loop = m[e], edges.offsets[e], closed[e]
+    k = np.where(loop & (mm < 4 * CORNER_SPAN), np.maximum(1, mm // 4), CORNER_SPAN)
+    # Open edges index an extended sequence: start junction, the points, end junction.
+    table = np.concatenate([edges.points, edges.start, edges.end])
+
+    def at(x: np.ndarray, cyclic: np.ndarray) -> np.ndarray:
+        extended = np.where(
+            x == 0, total + e, np.where(x == mm + 1, total + len(m) + e, first + x - 1)
+        )
+        return np.where(loop, first + cyclic % mm, extended)
+
+    back = at(np.maximum(i - k, 0), i - 1 - k)
+    near_back = at(i, i - 1)
+    near_fwd = at(i + 1, i)
+    fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
+    d1 = table[near_back] - table[back]
+    d2 = table[fwd] - table[near_fwd]
     cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
-    dot = (d1 * d2).sum(axis=1)
+    dot = d1[:, 0] * d2[:, 0] + d1[:, 1] * d2[:, 1]
     angle = np.arctan2(np.abs(cross), dot)
-    if closed:
-        before, after = np.roll(angle, 1), np.roll(angle, -1)
-    else:
-        before = np.concatenate([[-1.0], angle[:-1]])
-        after = np.concatenate([angle[1:], [-1.0]])
+    # Neighbouring gaps of the same edge (cyclic on a closed edge, none past an open
+    # edge's ends).
+    offsets, _, _ = groups(np.bincount(e, minlength=len(m)))
+    lo, hi = offsets[:-1][e], offsets[1:][e] - 1
+    idx = np.arange(len(gaps))
+    before = np.where(idx == lo, np.where(loop, angle[hi], -1.0), angle[np.maximum(idx - 1, 0)])
+    after = np.where(
+        idx == hi, np.where(loop, angle[lo], -1.0), angle[np.minimum(idx + 1, len(idx) - 1)]
+    )
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
-    # Strongest first; a weaker corner within the chord span of a kept one is the same
-    # corner seen twice, unless both are sharp (the two corners of a thin line's end).
+    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand])
+    corner[gaps[cand[kept]]] = True
+    return corner
+
+
+def _thin_corners(
+    edge: np.ndarray,
+    gap: np.ndarray,
+    angle: np.ndarray,
+    span: np.ndarray,
+    m: np.ndarray,
+    closed: np.ndarray,
+) -> np.ndarray:
+    """Which corner candidates (sorted by edge and gap) stay: strongest first, a weaker
+    one within the chord span of a kept one is the same corner seen twice, unless both
+    are sharp (the two corners of a thin line's end).
+
+    Only candidates within the span of each other interact, so candidates fall into
+    independent clusters (chains of neighbours closer than the span; on a closed edge
+    also across its start). A lone candidate stays; of a pair the stronger stays, and
+    the weaker too if both are sharp; larger clusters (rare) are decided one candidate
+    at a time (`_thin_one`). O(candidates)."""
+    count = len(gap)
+    keep = np.ones(count, dtype=bool)
+    if count < 2:
+        return keep
+    linked = np.zeros(count, dtype=bool)  # linked[k]: candidate k is near candidate k - 1
+    linked[1:] = (edge[1:] == edge[:-1]) & (gap[1:] - gap[:-1] <= span[1:])
+    cluster = np.cumsum(~linked) - 1
+    # A closed edge's last and first candidates are neighbours across its start: the
+    # last cluster joins the first.
+    first = np.nonzero(np.concatenate([[True], edge[1:] != edge[:-1]]))[0]
+    last = np.concatenate([first[1:], [count]]) - 1
+    wrap = (
+        closed[first]
+        & (cluster[last] != cluster[first])
+        & (gap[first] + m[first] - gap[last] <= span[first])
+    )
+    if wrap.any():
+        joined = np.arange(int(cluster[-1]) + 1)
+        joined[cluster[last[wrap]]] = cluster[first[wrap]]
+        cluster = joined[cluster]
+    size = np.bincount(cluster)
+    # Members of each cluster side by side (a wrapped cluster's are far apart).
+    order = np.argsort(cluster, kind="stable")
+    offsets = np.concatenate([[0], np.cumsum(size)])
+    pairs = offsets[:-1][size == 2]
+    a, b = order[pairs], order[pairs + 1]
+    a_first = (angle[a] > angle[b]) | ((angle[a] == angle[b]) & (gap[a] < gap[b]))
+    strong = np.where(a_first, a, b)
+    weak = np.where(a_first, b, a)
+    keep[weak] = (angle[weak] >= SHARP_ANGLE) & (angle[strong] >= SHARP_ANGLE)
+    for c in np.nonzero(size > 2)[0].tolist():
+        members = order[offsets[c] : offsets[c + 1]]
+        k = members[0]
+        keep[members] = _thin_one(
+            gap[members], angle[members], int(span[k]), int(m[k]), bool(closed[k])
+        )
+    return keep
+
+
+def _thin_one(gap: np.ndarray, angle: np.ndarray, span: int, m: int, closed: bool) -> np.ndarray:
+    """`_thin_corners` for one edge's candidates, one at a time (strongest first)."""
+    g, a = gap.tolist(), angle.tolist()
     kept: list[int] = []
-    for c in sorted(cand.tolist(), key=lambda c: (-angle[c], c)):
-        clash = [q for q in kept if min(abs(c - q), m - abs(c - q) if closed else m) <= k]
-        if not clash or (angle[c] >= SHARP_ANGLE and all(angle[q] >= SHARP_ANGLE for q in clash)):
+    for c in sorted(range(len(g)), key=lambda c: (-a[c], g[c])):
+        clash = [
+            q for q in kept if min(abs(g[c] - g[q]), m - abs(g[c] - g[q]) if closed else m) <= span
+        ]
+        if not clash or (a[c] >= SHARP_ANGLE and all(a[q] >= SHARP_ANGLE for q in clash)):
             kept.append(c)
-    kept.sort()
-    gaps = np.array(kept, dtype=np.int64)
-    return gaps if closed else gaps + 1
+    keep = np.zeros(len(g), dtype=bool)
+    keep[kept] = True
+    return keep
 
 
-def _corner_breaks(
-    points: np.ndarray,
-    dirs: np.ndarray,
-    corners_xy: np.ndarray,
-    gaps: np.ndarray,
-    closed: bool,
-) -> list[_Break]:
+def _roll_loops(
+    edges: EdgeData, gap_rows: np.ndarray, owner: np.ndarray, place: np.ndarray
+) -> tuple[EdgeData, np.ndarray]:
+    """Closed edges with corners rotated to start at their first corner, so that their
+    runs never wrap around. Returns the edges and the corner rows moved along. O(points)."""
+    m = edges.lengths
+    shift = np.zeros(len(m), dtype=np.int64)
+    has = np.zeros(len(m), dtype=bool)
+    firsts = (
+        gap_rows[np.concatenate([[True], owner[gap_rows][1:] != owner[gap_rows][:-1]])]
+        if len(gap_rows)
+        else gap_rows
+    )
+    shift[owner[firsts]] = place[firsts]
+    has[owner[firsts]] = True
+    roll = has & edges.closed & (shift > 0)
+    if not roll.any():
+        return edges, gap_rows
+    moved = roll[owner]
+    first = edges.offsets[:-1][owner]
+    src = np.where(moved, first + (place + shift[owner]) % m[owner], np.arange(len(owner)))
+    rolled = edges.with_rows(src, edges.offsets, np.arange(len(m)))
+    return rolled, np.where(roll[owner[gap_rows]], gap_rows - shift[owner[gap_rows]], gap_rows)
+
+
+def _corner_breaks(edges: EdgeData, edge: np.ndarray, gap: np.ndarray) -> _Breaks:
     """Step 2: each corner's point, where the lines through its two sides meet.
 
     A side is the points up to halfway to the neighbouring corner (at most
     `CORNER_SIDE`); the point right at the corner is left out when there are enough,
     since its pixel mixes both sides. A side of one point is the line through it along
-    its crack. O(corners × CORNER_SIDE)."""
-    m = len(points)
-    count = len(gaps)
-    breaks: list[_Break] = []
-    for n, g in enumerate(gaps):
-        g = int(g)
-        if closed:
-            prev_gap = int(gaps[n - 1]) - (m if n == 0 else 0)
-            next_gap = int(gaps[(n + 1) % count]) + (m if n == count - 1 else 0)
-        else:
-            prev_gap = int(gaps[n - 1]) if n > 0 else 0
-            next_gap = int(gaps[n + 1]) if n + 1 < count else m
-        if count == 1 and closed:
-            prev_gap, next_gap = g - m, g + m
-        wa = max(1, min(CORNER_SIDE, (g - prev_gap) // 2 if n > 0 or closed else g))
-        wb = max(1, min(CORNER_SIDE, (next_gap - g) // 2 if n + 1 < count or closed else m - g))
-        side_a = np.arange(g - wa, g) % m
-        side_b = np.arange(g, g + wb) % m
-        if len(side_a) >= 3:
-            side_a = side_a[:-1]
-        if len(side_b) >= 3:
-            side_b = side_b[1:]
-        ca, ua = _line(points, dirs, side_a)
-        cb, ub = _line(points, dirs, side_b)
-        fallback = corners_xy[g % m]
-        point = _intersect(ca, ua, cb, ub)
-        if point is None or np.hypot(*(point - fallback)) > 1.5:
-            point = fallback.astype(np.float64)
-        tan_in = _toward(ua, ca - point)
-        tan_out = _toward(ub, cb - point)
-        breaks.append(_Break(g, point, tan_in, tan_out))
-    return breaks
-
-
-def _line(points: np.ndarray, dirs: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Centroid and direction of the least-squares line through points[idx] (a handful
-    of points: plain float arithmetic is cheaper than array calls here)."""
-    pts = points[idx].tolist()
-    count = len(pts)
-    mx = sum(p[0] for p in pts) / count
-    my = sum(p[1] for p in pts) / count
-    if count < 2:
-        d = int(dirs[idx[0]])
-        return np.array([mx, my]), np.array([(1, 0), (0, 1), (-1, 0), (0, -1)][d], dtype=float)
-    sxx = sum((p[0] - mx) ** 2 for p in pts)
-    syy = sum((p[1] - my) ** 2 for p in pts)
-    sxy = sum((p[0] - mx) * (p[1] - my) for p in pts)
-    # Principal axis of a 2x2 symmetric matrix in closed form.
-    theta = 0.5 * math.atan2(2 * sxy, sxx - syy)
-    return np.array([mx, my]), np.array([math.cos(theta), math.sin(theta)])
-
-
-def _intersect(ca: np.ndarray, ua: np.ndarray, cb: np.ndarray, ub: np.ndarray) -> np.ndarray | None:
-    cross = ua[0] * ub[1] - ua[1] * ub[0]
-    if abs(cross) < 0.25:
-        return None
+    its crack. The crack corner stands in when the lines are near parallel or meet far
+    from it. Corners are sorted by edge and gap. O(corners × CORNER_SIDE)."""
+    count = len(gap)
+    m, first, closed = edges.lengths[edge], edges.offsets[:-1][edge], edges.closed[edge]
+    offsets, _, _ = groups(np.bincount(edge, minlength=len(edges.closed)))
+    lo, hi = offsets[:-1][edge], offsets[1:][edge] - 1
+    idx = np.arange(count)
+    has_prev = idx > lo
+    has_next = idx < hi
+    prev_gap = np.where(has_prev, gap[np.maximum(idx - 1, 0)], np.where(closed, gap[hi] - m, 0))
+    next_gap = np.where(
+        has_next, gap[np.minimum(idx + 1, count - 1)], np.where(closed, gap[lo] + m, m)
+    )
+    wa = np.maximum(
+        1, np.minimum(CORNER_SIDE, np.where(has_prev | closed, (gap - prev_gap) // 2, gap))
+    )
+    wb = np.maximum(
+        1, np.minimum(CORNER_SIDE, np.where(has_next | closed, (next_gap - gap) // 2, m - gap))
+    )
+    ca, ua = _side_lines(edges, first, m, gap - wa, wa - (wa >= 3))
+    cb, ub = _side_lines(edges, first, m, gap + (wb >= 3), wb - (wb >= 3))
+    cross = ua[:, 0] * ub[:, 1] - ua[:, 1] * ub[:, 0]
+    meets = np.abs(cross) >= 0.25
     diff = cb - ca
-    t = (diff[0] * ub[1] - diff[1] * ub[0]) / cross
-    return ca + t * ua
+    t = (diff[:, 0] * ub[:, 1] - diff[:, 1] * ub[:, 0]) / np.where(meets, cross, 1.0)
+    point = ca + t[:, None] * ua
+    fallback = edges.corners[first + gap % m]
+    far = np.hypot(point[:, 0] - fallback[:, 0], point[:, 1] - fallback[:, 1]) > 1.5
+    point = np.where((~meets | far)[:, None], fallback, point)
+    return _Breaks(edge, gap, point, _toward(ua, ca - point), _toward(ub, cb - point))
+
+
+def _side_lines(
+    edges: EdgeData, first: np.ndarray, m: np.ndarray, start: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Centroid and direction of the least-squares line through `count` consecutive
+    points from place `start` (cyclic) of each edge: the principal axis of the 2x2
+    scatter matrix in closed form. Sums run point by point in order over at most
+    `CORNER_SIDE` columns. O(rows × CORNER_SIDE)."""
+    t = np.arange(CORNER_SIDE)
+    use = t < count[:, None]
+    rows = np.where(use, first[:, None] + (start[:, None] + t) % m[:, None], first[:, None])
+    x = np.where(use, edges.points[rows, 0], 0.0)
+    y = np.where(use, edges.points[rows, 1], 0.0)
+    mx = _column_sum(x) / count
+    my = _column_sum(y) / count
+    dx = np.where(use, x - mx[:, None], 0.0)
+    dy = np.where(use, y - my[:, None], 0.0)
+    sxx = _column_sum(dx * dx)
+    syy = _column_sum(dy * dy)
+    sxy = _column_sum(dx * dy)
+    theta = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    u = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    single = count < 2
+    u[single] = _AXIS[edges.dirs[rows[single, 0]]]
+    return np.stack([mx, my], axis=1), u
+
+
+def _column_sum(a: np.ndarray) -> np.ndarray:
+    """Row sums of a few columns, added left to right (padding columns hold zeros)."""
+    out = a[:, 0] + 0.0
+    for col in range(1, a.shape[1]):
+        out += a[:, col]
+    return out
 
 
 def _toward(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return u if float(u @ v) >= 0 else -u
+    """Rows of `u`, flipped where they point away from `v`."""
+    return np.where((u[:, 0] * v[:, 0] + u[:, 1] * v[:, 1] >= 0)[:, None], u, -u)
 
 
-def _smooth_break(points: np.ndarray, g: int) -> _Break:
-    """A split point on a smooth closed edge: between points g-1 and g, with the
-    tangent of the chord across it."""
-    m = len(points)
-    point = 0.5 * (points[(g - 1) % m] + points[g % m])
-    t = _unit(points[(g + 1) % m] - points[(g - 2) % m])
-    return _Break(g, point, -t, t)
+def _smooth_breaks(edges: EdgeData, edge: np.ndarray, gap: np.ndarray) -> _Breaks:
+    """Split points on smooth closed edges: between points gap-1 and gap, with the
+    tangent of the chord across it. O(rows)."""
+    m, first = edges.lengths[edge], edges.offsets[:-1][edge]
+
+    def p(k: np.ndarray) -> np.ndarray:
+        return edges.points[first + k % m]
+
+    point = 0.5 * (p(gap - 1) + p(gap))
+    t = _units(p(gap + 1) - p(gap - 2))
+    return _Breaks(edge, gap, point.reshape(-1, 2), -t, t)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    x, y = float(v[0]), float(v[1])
-    n = math.hypot(x, y)
-    return np.array([x / n, y / n]) if n > 1e-12 else np.array([1.0, 0.0])
-
-
-def _end_tangent(data: np.ndarray) -> np.ndarray:
-    """Tangent leaving data[0], along the chord to a point a few steps on."""
-    return _unit(data[min(END_TANGENT_REACH, len(data) - 1)] - data[0])
+def _smooth(data: np.ndarray, inner: np.ndarray) -> None:
+    """Step 3, in place: binomial smoothing of the runs' inner points (mask `inner`:
+    rows of runs of four points or more, not their ends, which stay fixed). Removes
+    the stair steps of hard-edged (not anti-aliased) boundaries; on well-placed points
+    it moves a curve of radius r by about SMOOTH_PASSES / (4 r) pixels. Computed for
+    every row from its two neighbours (contiguous slices) and kept where `inner`.
+    O(points)."""
+    if len(data) < 3:
+        return
+    inner = inner[1:-1, None]
+    for _ in range(SMOOTH_PASSES):
+        smoothed = 0.25 * (data[:-2] + data[2:]) + 0.5 * data[1:-1]
+        np.copyto(data[1:-1], smoothed, where=inner)
 
 
 def fit_runs(
-    runs: list[Run], tol: float, progress: Callable[[float], None] | None = None
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Step 3 for many runs at once: each run to as few segments as fit within `tol`.
+    runs: Runs, tol: float, progress: Callable[[float], None] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step 4 for many runs at once: each run to as few segments as fit within `tol`.
+    Returns the segments (S, 3, 2: control points and end; a line repeats its end),
+    whether each is a line, and the offsets of each run's segments.
 
     Greedy from each run's start: a segment reaches as far as one line or cubic still
     fits, and the next one leaves with the data's own tangent there. Greedy reach is
     optimal for covering a run with fewest pieces, given that a shorter piece fits
-    whenever a longer one does (near enough for fitting). The reach is searched with
-    several probes per round: first the whole run and a doubling sequence of reaches
-    (from `MIN_REACH`, or the previous segment's length), then `PROBES` evenly spaced
-    reaches between the last success and the first failure. Every round tries all
-    probes of all unfinished runs together (`_try`, whole-array work), so the number
-    of rounds, not of attempts, sets the Python overhead; only the search bookkeeping
-    is per run. O(segments × log(run length) / log(PROBES)) rounds, each attempt on at
-    most `FIT_POINTS` points."""
-    count = len(runs)
+    whenever a longer one does (near enough for fitting). The reach is searched in
+    rounds (`_probes`): first the whole run, later segments reaches around the previous
+    segment's length, then doubling reaches while all fit, then `PROBES` evenly spaced
+    reaches between the last success and the first failure, until that bracket is
+    within an eighth of the reach. Every round tries all probes of all unfinished runs
+    together (`_try`) and updates every run's search state with whole-array work, so
+    the Python overhead is per round, not per run or attempt.
+    O(segments × log(run length) / log(PROBES)) rounds, each attempt on at most
+    `FIT_POINTS` points."""
+    count = len(runs.offsets) - 1
     if count == 0:
-        return []
-    n = np.array([len(r.data) for r in runs], dtype=np.int64)
-    off = np.concatenate([[0], np.cumsum(n)[:-1]])
-    pts = np.concatenate([r.data for r in runs])
-    t_end = np.array([r.t2 for r in runs], dtype=np.float64)
-    t_in = np.array([r.t1 for r in runs], dtype=np.float64)
-    tols = tol * np.array([r.slack for r in runs], dtype=np.float64)
-    last_l = (n - 1).tolist()
-    n_l = n.tolist()
-    off_l = off.tolist()
-    start = [0] * count
-    lo = [1] * count
-    hi = list(last_l)
-    best = [-1] * count
-    best_seg: list[np.ndarray | None] = [None] * count
-    best_line = [False] * count
-    step = [0] * count
-    doubling = [True] * count
-    out: list[list[np.ndarray]] = [[] for _ in range(count)]
-    out_lines: list[list[bool]] = [[] for _ in range(count)]
-    active = list(range(count))
-    done = 0
-    while active:
-        row_run: list[int] = []
-        row_cand: list[int] = []
-        probes: list[list[int]] = []
-        for r in active:
-            i = start[r]
-            if doubling[r] and step[r] < 0:
-                # A later segment: reaches around the previous segment's length, finely
-                # enough that one round usually settles it.
-                length = -step[r]
-                c = sorted({min(i + max(1, round(length * f)), hi[r]) for f in _AROUND} - {i})
-                c = [j for j in c if j >= lo[r]]
-                step[r] = 2 * length + 1
-            elif doubling[r]:
-                # The whole run first (a run's first segment only), then doubling reaches.
-                s0 = step[r] if step[r] else MIN_REACH
-                c = [last_l[r]] if step[r] == 0 else []
-                for k in range(PROBES):
-                    nxt = min(i + s0 * (1 << k), hi[r])
-                    if nxt >= lo[r] and (not c or nxt > c[-1]):
-                        c.append(nxt)
-                    if nxt >= hi[r]:
-                        break
-                c.sort()
-                step[r] = s0 << PROBES
-            else:
-                width = hi[r] - lo[r] + 1
-                c = sorted({lo[r] + (width * k) // (PROBES + 1) for k in range(1, PROBES + 1)})
-            probes.append(c)
-            row_run.extend([r] * len(c))
-            row_cand.extend(c)
-        rr = np.array(row_run, dtype=np.int64)
-        ok, seg, line = _try(
-            pts,
-            off[rr],
-            (n - 1)[rr],
-            np.array([start[r] for r in row_run], dtype=np.int64),
-            np.array(row_cand, dtype=np.int64),
-            t_in[rr],
-            t_end[rr],
-            tols[rr],
-        )
-        ok_l = ok.tolist()
-        line_l = line.tolist()
-        keep: list[int] = []
-        row = 0
-        for r, c in zip(active, probes, strict=True):
-            i = start[r]
-            first_fail = -1
-            whole = False
-            for q, j in enumerate(c):
-                if ok_l[row + q]:
-                    if j == last_l[r]:
-                        whole = True
-                        best[r], best_seg[r], best_line[r] = j, seg[row + q], line_l[row + q]
-                        break
-                    if first_fail < 0:
-                        best[r], best_seg[r], best_line[r] = j, seg[row + q], line_l[row + q]
-                        lo[r] = j + 1
-                elif first_fail < 0:
-                    first_fail = q
-                    hi[r] = j - 1
-            row += len(c)
-            if not whole:
-                if first_fail >= 0:
-                    doubling[r] = False
-                if doubling[r] and lo[r] <= hi[r]:
-                    keep.append(r)
-                    continue
-                doubling[r] = False
-                slack = max(1, (best[r] - i) // 8) if best[r] >= 0 else 1
-                if lo[r] <= hi[r] and hi[r] - lo[r] + 1 >= slack:
-                    keep.append(r)
-                    continue
-            # Finish this segment.
-            if best[r] < 0:
-                p = pts[off_l[r] + i + 1]
-                best[r], best_seg[r], best_line[r] = i + 1, np.stack([p, p, p]), True
-            out[r].append(np.array(best_seg[r], copy=True))
-            out_lines[r].append(bool(best_line[r]))
-            b = best[r]
-            if b >= last_l[r]:
-                done += 1
-                continue
-            t_in[r] = -_tangent_back(pts[off_l[r] : off_l[r] + n_l[r]], b, t_end[r])
-            step[r] = -max(MIN_REACH, b - i)
-            start[r] = b
-            lo[r], hi[r], best[r] = b + 1, last_l[r], -1
-            doubling[r] = True
-            keep.append(r)
-        active = keep
+        return np.zeros((0, 3, 2)), np.zeros(0, dtype=bool), np.zeros(1, dtype=np.int64)
+    search = _Search.start(runs, tol)
+    active = np.arange(count)
+    while len(active):
+        step = _round_few if len(active) <= _FEW_RUNS else _round
+        active = step(search, active)
         if progress is not None:
-            progress(done / count)
-    return [
-        (np.array(out[r]).reshape(-1, 3, 2), np.array(out_lines[r], dtype=bool))
-        for r in range(count)
-    ]
+            progress(search.done / count)
+    runs_of = np.concatenate(search.found_run)
+    order = np.argsort(runs_of, kind="stable")
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(runs_of, minlength=count), out=offsets[1:])
+    segments = np.concatenate(search.found_seg).reshape(-1, 3, 2)
+    return segments[order], np.concatenate(search.found_line)[order], offsets
 
 
-def _tangent_back(data: np.ndarray, j: int, t_end: np.ndarray) -> np.ndarray:
-    """Tangent at data[j] pointing back along the run (the run's own at its end)."""
-    n = len(data)
-    if j >= n - 1:
-        return t_end
-    reach = max(1, min(SPLIT_TANGENT_REACH, j, n - 1 - j))
-    return _unit(data[j - reach] - data[j + reach])
+@attrs.define(eq=False)
+class _Search:
+    """The fitting search's state for every run: one int64 row each (columns `_START`
+    ... `_OFF`: segment start, bracket lo..hi, best reach so far, search step, whether
+    still doubling, last point, offset of the run's points), the tangent leaving the
+    current segment's start, the best segment so far, and the segments found."""
+
+    pts: np.ndarray
+    state: np.ndarray
+    tols: np.ndarray
+    t_end: np.ndarray
+    t_in: np.ndarray
+    best_seg: np.ndarray
+    best_line: np.ndarray
+    found_run: list[np.ndarray] = attrs.field(factory=list)
+    found_seg: list[np.ndarray] = attrs.field(factory=list)
+    found_line: list[np.ndarray] = attrs.field(factory=list)
+    done: int = 0
+
+    @staticmethod
+    def start(runs: Runs, tol: float) -> _Search:
+        count = len(runs.offsets) - 1
+        state = np.zeros((count, _STATE_COLUMNS), dtype=np.int64)
+        state[:, _LO] = 1
+        state[:, _HI] = state[:, _LAST] = np.diff(runs.offsets) - 1
+        state[:, _BEST] = -1
+        state[:, _DOUBLING] = 1
+        state[:, _OFF] = runs.offsets[:-1]
+        return _Search(
+            pts=runs.data,
+            state=state,
+            tols=tol * runs.slack,
+            t_end=runs.t2,
+            t_in=runs.t1.copy(),
+            best_seg=np.zeros((count, 3, 2)),
+            best_line=np.zeros(count, dtype=bool),
+        )
+
+    def attempt(
+        self, runs: np.ndarray, rows: np.ndarray, cand: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        """`_try` for probes `cand` of the runs `runs` (state rows `rows`)."""
+        start, last, off = rows[:, _START], rows[:, _LAST], rows[:, _OFF]
+        return _try(
+            self.pts,
+            off,
+            last,
+            start,
+            cand,
+            self.t_in[runs],
+            self.t_end[runs],
+            self.tols[runs],
+        )
+
+    def next_segment(self, runs: np.ndarray, rows: np.ndarray) -> None:
+        """Record the best segment of each of these runs (state rows `rows`, updated in
+        place); those not at their end start their next segment there."""
+        best, start, last, off = rows[:, _BEST], rows[:, _START], rows[:, _LAST], rows[:, _OFF]
+        # A run with no success at all takes one step as a line.
+        none = np.nonzero(best < 0)[0]
+        best[none] = start[none] + 1
+        self.best_seg[runs[none]] = self.pts[off[none] + start[none] + 1][:, None, :]
+        self.best_line[runs[none]] = True
+        self.found_run.append(runs)
+        self.found_seg.append(self.best_seg[runs])
+        self.found_line.append(self.best_line[runs])
+        ended = best >= last
+        self.done += int(ended.sum())
+        go = np.nonzero(~ended)[0]
+        b = best[go]
+        self.t_in[runs[go]] = -_tangent_back(self.pts, off[go], last[go], b, self.t_end[runs[go]])
+        rows[go, _STEP] = -np.maximum(MIN_REACH, b - start[go])
+        rows[go, _START] = b
+        rows[go, _LO] = b + 1
+        rows[go, _HI] = last[go]
+        rows[go, _BEST] = -1
+        rows[go, _DOUBLING] = 1
+
+
+def _round(search: _Search, active: np.ndarray) -> np.ndarray:
+    """One round of the search for many runs, as whole-array work: probes, one `_try`
+    for all of them, and every run's update. Returns the runs still searching."""
+    a = search.state[active]
+    i, lo, hi, best, _, doubling, last, _ = a.T
+    cand = _probes(a)
+    valid = cand >= 0
+    row_of, col = np.nonzero(valid)
+    ok_rows, seg, line_rows = search.attempt(active[row_of], a[row_of], cand[row_of, col])
+    ok = np.zeros(cand.shape, dtype=bool)
+    ok[row_of, col] = ok_rows
+    where = np.zeros(cand.shape, dtype=np.int64)
+    where[row_of, col] = np.arange(len(row_of))
+    # Probes are sorted per run, valid ones first: the successes before the first
+    # failure raise the bracket's low end, the first failure lowers its high end; a
+    # success at the run's end finishes the run whatever came before.
+    fails = valid & ~ok
+    has_fail = fails.any(axis=1)
+    first_fail = np.where(has_fail, fails.argmax(axis=1), valid.sum(axis=1))
+    whole_at = ok & (cand == last[:, None])
+    whole = whole_at.any(axis=1)
+    rows = np.arange(len(active))
+    below = np.maximum(first_fail - 1, 0)
+    pick_col = np.where(whole, whole_at.argmax(axis=1), below)
+    got = np.nonzero((first_fail > 0) | whole)[0]
+    best[got] = cand[got, pick_col[got]]
+    picked = where[got, pick_col[got]]
+    search.best_seg[active[got]] = seg[picked]
+    search.best_line[active[got]] = line_rows[picked]
+    lo[:] = np.where(first_fail > 0, cand[rows, below] + 1, lo)
+    hi[:] = np.where(has_fail, cand[rows, np.minimum(first_fail, _PROBE_SLOTS - 1)] - 1, hi)
+    doubling &= ~has_fail
+    # Search on while doubling, or while the bracket is wider than an eighth of the
+    # best reach so far.
+    more = (doubling == 1) & (lo <= hi)
+    slack = np.where(best >= 0, np.maximum(1, (best - i) // 8), 1)
+    finish = whole | ~(more | ((lo <= hi) & (hi - lo + 1 >= slack)))
+    doubling &= more
+    fin = np.nonzero(finish)[0]
+    sub = a[fin]
+    search.next_segment(active[fin], sub)
+    a[fin] = sub
+    search.state[active] = a
+    finish[fin[sub[:, _BEST] < sub[:, _LAST]]] = False
+    return active[~finish]
+
+
+def _round_few(search: _Search, active: np.ndarray) -> np.ndarray:
+    """`_round` for a few runs (most rounds of flat art): the same search, with each
+    run's probes, update and next segment worked out in plain Python, which for a
+    handful of runs costs less than the whole-array calls. Returns the runs still
+    searching."""
+    table = search.state[active].tolist()
+    runs = active.tolist()
+    probes: list[list[int]] = []
+    for row in table:
+        i, lo, hi, _, step, doubling, last, _ = row
+        if doubling and step < 0:
+            length = -step
+            c = {min(i + max(1, round(length * f)), hi) for f in _AROUND_FLOATS} - {i}
+            row[_STEP] = 2 * length + 1
+        elif doubling and step == 0:
+            c = {last}
+            row[_STEP] = MIN_REACH << PROBES
+        elif doubling:
+            c = {min(i + step * (1 << k), hi) for k in range(PROBES)}
+            row[_STEP] = min(step << PROBES, _STEP_CAP)
+        else:
+            width = hi - lo + 1
+            c = {lo + (width * k) // (PROBES + 1) for k in range(1, PROBES + 1)}
+        probes.append(sorted(j for j in c if j >= lo))
+    owner = [k for k, c in enumerate(probes) for _ in c]
+    rows = np.array([table[k] for k in owner], dtype=np.int64).reshape(-1, _STATE_COLUMNS)
+    flat = np.array([j for c in probes for j in c], dtype=np.int64)
+    ok_rows, seg, line_rows = search.attempt(active[owner], rows, flat)
+    ok_l = ok_rows.tolist()
+    new_best: dict[int, int] = {}  # run -> its row in this round's attempts
+    finish: list[int] = []
+    at = 0
+    for k, (row, c) in enumerate(zip(table, probes, strict=True)):
+        i, last = row[_START], row[_LAST]
+        first_fail = -1
+        whole = False
+        for q, j in enumerate(c):
+            if ok_l[at + q]:
+                if j == last:
+                    whole = True
+                    row[_BEST] = j
+                    new_best[k] = at + q
+                    break
+                if first_fail < 0:
+                    row[_BEST] = j
+                    new_best[k] = at + q
+                    row[_LO] = j + 1
+            elif first_fail < 0:
+                first_fail = q
+                row[_HI] = j - 1
+        at += len(c)
+        if not whole:
+            if first_fail >= 0:
+                row[_DOUBLING] = 0
+            lo, hi, best = row[_LO], row[_HI], row[_BEST]
+            if row[_DOUBLING] and lo <= hi:
+                continue
+            row[_DOUBLING] = 0
+            slack = max(1, (best - i) // 8) if best >= 0 else 1
+            if lo <= hi and hi - lo + 1 >= slack:
+                continue
+        finish.append(k)
+    if new_best:
+        ks = list(new_best)
+        picked = list(new_best.values())
+        search.best_seg[active[ks]] = seg[picked]
+        search.best_line[active[ks]] = line_rows[picked]
+    searching = [True] * len(runs)
+    fin_runs = [runs[k] for k in finish]
+    for k in finish:
+        row, r = table[k], runs[k]
+        i, best, last, off = row[_START], row[_BEST], row[_LAST], row[_OFF]
+        if best < 0:
+            # No success at all: one step as a line.
+            best = row[_BEST] = i + 1
+            search.best_seg[r] = search.pts[off + best]
+            search.best_line[r] = True
+    search.found_run.append(np.array(fin_runs, dtype=np.int64))
+    search.found_seg.append(search.best_seg[fin_runs])
+    search.found_line.append(search.best_line[fin_runs])
+    for k in finish:
+        row, r = table[k], runs[k]
+        i, best, last, off = row[_START], row[_BEST], row[_LAST], row[_OFF]
+        if best >= last:
+            search.done += 1
+            searching[k] = False
+            continue
+        # The next segment leaves along the data's own tangent (as `_tangent_back`).
+        reach = max(1, min(SPLIT_TANGENT_REACH, best, last - best))
+        (ax, ay), (bx, by) = search.pts[[off + best - reach, off + best + reach]].tolist()
+        x, y = ax - bx, ay - by
+        n = float(np.hypot(x, y))
+        search.t_in[r] = (-(x / n), -(y / n)) if n > 1e-12 else (-1.0, -0.0)
+        row[_STEP] = -max(MIN_REACH, best - i)
+        row[_START], row[_LO], row[_HI], row[_BEST], row[_DOUBLING] = best, best + 1, last, -1, 1
+    search.state[active] = table
+    return active[searching]
+
+
+def _probes(a: np.ndarray) -> np.ndarray:
+    """One round's reaches for each searching run (rows of the search state: start i,
+    bracket lo..hi), sorted and distinct, padded with -1; each run's next search step
+    is stored in its row. Every kind of round is computed for every row and the row's
+    own kind picked, which for the few runs of most rounds is cheaper than sorting the
+    rows by kind. O(runs)."""
+    i, lo, hi, step, doubling, last = (a[:, k] for k in (_START, _LO, _HI, _STEP, _DOUBLING, _LAST))
+    i_, lo_, hi_ = i[:, None], lo[:, None], hi[:, None]
+    searching = doubling == 1
+    # A later segment: reaches around the previous segment's length, finely enough that
+    # one round usually settles it.
+    around = searching & (step < 0)
+    reach = np.maximum(1, np.rint(-step[:, None] * _AROUND).astype(np.int64))
+    c_around = np.minimum(i_ + reach, hi_)
+    # Doubling reaches (a first segment whose whole run did not fit goes to bisection).
+    double = searching & (step > 0)
+    c_double = np.minimum(i_ + step[:, None] * _DOUBLINGS, hi_)
+    # Bisection: evenly spaced reaches inside the bracket.
+    c_bisect = lo_ + ((hi - lo + 1)[:, None] * _SEVENTHS) // (PROBES + 1)
+    cand = np.where(around[:, None], c_around, np.where(double[:, None], c_double, c_bisect))
+    usable = np.where(around[:, None], (c_around != i_) & (c_around >= lo_), cand >= lo_)
+    cand = np.where(usable, cand, _NO_PROBE)
+    # A run's first segment tries the whole run first.
+    whole = searching & (step == 0)
+    cand[whole] = _NO_PROBE
+    cand[whole, 0] = last[whole]
+    a[:, _STEP] = np.where(
+        around,
+        1 - 2 * step,
+        np.where(
+            whole,
+            MIN_REACH << PROBES,
+            np.where(double, np.minimum(step << PROBES, _STEP_CAP), step),
+        ),
+    )
+    cand.sort(axis=1)
+    cand[:, 1:][cand[:, 1:] == cand[:, :-1]] = _NO_PROBE
+    cand.sort(axis=1)
+    cand[cand == _NO_PROBE] = -1
+    return cand
+
+
+def _tangent_back(
+    pts: np.ndarray, off: np.ndarray, last: np.ndarray, j: np.ndarray, t_end: np.ndarray
+) -> np.ndarray:
+    """Tangent at point j of each run pointing back along it (the run's own at its end):
+    the chord across j, `SPLIT_TANGENT_REACH` points either side where the run has
+    them. O(rows)."""
+    reach = np.maximum(1, np.minimum(SPLIT_TANGENT_REACH, np.minimum(j, last - j)))
+    back = _units(pts[off + np.maximum(j - reach, 0)] - pts[off + np.minimum(j + reach, last)])
+    return np.where((j >= last)[:, None], t_end, back)
 
 
 def _try(
@@ -567,29 +1103,74 @@ def _try(
     the points start..cand of each row's run. Returns success, segment (control points
     and end; a line repeats its end) and whether it is a line. Rows longer than
     `FIT_POINTS` are judged on an evenly strided subset (ends kept): the points are
-    smoothed, so their neighbours say little more, and the cost stays bounded."""
+    smoothed, so their neighbours say little more, and the cost stays bounded.
+
+    Rows are padded with their end point, which adds exact zeros to every sum, so a
+    row's result does not depend on the padded width as long as that is a multiple of
+    `_WIDTH_STEP` (NumPy's sums then group the real terms alike). Large batches are
+    therefore tried in groups of 8, 16 and 24 columns (short attempts cost a third);
+    small ones in one group, where the call count matters more than the columns."""
+    used = np.minimum(cand - start + 1, FIT_POINTS)
+    width = -(-used // _WIDTH_STEP) * _WIDTH_STEP
+    widths = np.unique(width) if len(used) >= _SPLIT_ROWS else width.max(initial=_WIDTH_STEP)[None]
+    if len(widths) == 1:
+        return _attempt(pts, off, last, start, cand, t_in, t_end, tol, int(widths[0]))
+    ok = np.empty(len(used), dtype=bool)
+    seg = np.empty((len(used), 3, 2))
+    line = np.empty(len(used), dtype=bool)
+    for w in widths.tolist():
+        rows = np.nonzero(width == w)[0]
+        ok[rows], seg[rows], line[rows] = _attempt(
+            pts,
+            off[rows],
+            last[rows],
+            start[rows],
+            cand[rows],
+            t_in[rows],
+            t_end[rows],
+            tol[rows],
+            w,
+        )
+    return ok, seg, line
+
+
+def _attempt(
+    pts: np.ndarray,
+    off: np.ndarray,
+    last: np.ndarray,
+    start: np.ndarray,
+    cand: np.ndarray,
+    t_in: np.ndarray,
+    t_end: np.ndarray,
+    tol: np.ndarray,
+    width: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_try` for rows of at most `width` points, padded to `width` columns. Points are
+    held as (2, rows, points) arrays, x then y, so one array operation does both
+    coordinates (NumPy's cost per call matters as much as per element here)."""
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
-    col = np.arange(FIT_POINTS)[None, :]
+    col = np.arange(width)[None, :]
     frac = np.minimum(col, (used - 1)[:, None]) / np.maximum(used - 1, 1)[:, None]
-    idx = start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
-    data = pts[off[:, None] + idx]
-    p0 = data[:, 0]
-    p3 = data[:, -1]
-    rel = data - p0[:, None]
+    idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
+    data = pts.T[:, idx]
+    p0 = data[:, :, 0]
+    p3 = data[:, :, -1]
+    rel = data - p0[:, :, None]
     chord = p3 - p0
     rms2 = (RMS_SHARE * tol) ** 2
     tol2 = tol * tol
     # Line test (padding repeats the end point: distance 0).
-    rx, ry = rel[..., 0], rel[..., 1]
-    cx, cy = chord[:, 0:1], chord[:, 1:2]
-    length2 = chord[:, 0] ** 2 + chord[:, 1] ** 2
-    t = np.clip((rx * cx + ry * cy) / np.maximum(length2, 1e-12)[:, None], 0, 1)
-    dx = rx - t * cx
-    dy = ry - t * cy
-    d2 = dx * dx + dy * dy
-    line = (span <= 1) | ((d2.max(axis=1) <= tol2) & (d2.sum(axis=1) <= rms2 * used))
-    seg = np.repeat(p3[:, None], 3, axis=1)
+    length2 = chord[0] ** 2 + chord[1] ** 2
+    along = rel * chord[:, :, None]
+    t = np.clip((along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None], 0, 1)
+    off_line = rel - t * chord[:, :, None]
+    off_line *= off_line
+    d2 = off_line[0] + off_line[1]
+    line = (span <= 1) | (
+        (np.maximum.reduce(d2, axis=1) <= tol2) & (np.add.reduce(d2, axis=1) <= rms2 * used)
+    )
+    seg = np.repeat(p3.T[:, None], 3, axis=1)
     ok = line.copy()
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
@@ -603,14 +1184,14 @@ def _try(
         - pts[off[todo] + np.minimum(j + reach, last[todo])]
     )
     back /= np.maximum(np.hypot(back[:, 0], back[:, 1]), 1e-12)[:, None]
-    t2 = np.where((j >= last[todo])[:, None], t_end[todo], back)
-    t1 = t_in[todo]
-    sub = rel[todo]
-    diff = np.diff(sub, axis=1)
-    steps = np.hypot(diff[..., 0], diff[..., 1])
-    u = np.concatenate([np.zeros((len(todo), 1)), np.cumsum(steps, axis=1)], axis=1)
+    t2 = np.where((j >= last[todo])[:, None], t_end[todo], back).T
+    t1 = t_in[todo].T
+    sub = rel[:, todo]
+    diff = sub[:, :, 1:] - sub[:, :, :-1]
+    u = np.zeros((len(todo), width))
+    np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
     u /= np.maximum(u[:, -1:], 1e-12)
-    ch = chord[todo]
+    ch = chord[:, todo]
     cnt = used[todo]
     bez, emax2, ems2 = _cubic(sub, u, t1, t2, ch, cnt)
     tol2, rms2 = tol2[todo], rms2[todo]
@@ -620,12 +1201,12 @@ def _try(
         if not retry.any():
             break
         r = np.nonzero(retry)[0]
-        u2 = _newton(sub[r], bez[r], u[r])
-        b2, m2, s2 = _cubic(sub[r], u2, t1[r], t2[r], ch[r], cnt[r])
-        u[r], bez[r], emax2[r], ems2[r] = u2, b2, m2, s2
+        u2 = _newton(sub[:, r], bez[:, :, r], u[r])
+        b2, m2, s2 = _cubic(sub[:, r], u2, t1[:, r], t2[:, r], ch[:, r], cnt[r])
+        u[r], bez[:, :, r], emax2[r], ems2[r] = u2, b2, m2, s2
         good = (emax2 <= tol2) & (ems2 <= rms2)
     ok[todo] = good
-    seg[todo] = bez + p0[todo, None]
+    seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
     return ok, seg, line
 
 
@@ -637,62 +1218,69 @@ def _cubic(
     chord: np.ndarray,
     used: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Least-squares tangent lengths per row (points relative to the start), the
-    cubic's control points and end (relative), and its largest and mean squared error.
-    x and y are handled as separate (rows, points) arrays: NumPy reductions over a last
-    axis of length 2 cost more than the arithmetic."""
-    rx, ry = rel[..., 0], rel[..., 1]
-    cx, cy = chord[:, 0:1], chord[:, 1:2]
-    t1x, t1y = t1[:, 0:1], t1[:, 1:2]
-    t2x, t2y = t2[:, 0:1], t2[:, 1:2]
+    """Least-squares tangent lengths per row (points `rel` (2, rows, points) relative
+    to the start, parameters `u`; tangents and chords (2, rows)), the cubic's control
+    points and end (relative, (2, 3, rows)), and its largest and mean squared error."""
     v = 1.0 - u
     b1 = 3.0 * u * v * v
     b2 = 3.0 * u * u * v
     b3 = u * u * u
     b23 = b2 + b3
-    tmpx = rx - b23 * cx
-    tmpy = ry - b23 * cy
+    tmp = rel - b23 * chord[:, :, None]
     c00 = np.einsum("ij,ij->i", b1, b1)
     c11 = np.einsum("ij,ij->i", b2, b2)
-    c01 = np.einsum("ij,ij->i", b1, b2) * (t1[:, 0] * t2[:, 0] + t1[:, 1] * t2[:, 1])
-    r0 = np.einsum("ij,ij->i", b1, tmpx * t1x + tmpy * t1y)
-    r1 = np.einsum("ij,ij->i", b2, tmpx * t2x + tmpy * t2y)
+    c01 = np.einsum("ij,ij->i", b1, b2) * (t1[0] * t2[0] + t1[1] * t2[1])
+    proj = tmp * t1[:, :, None]
+    r0 = np.einsum("ij,ij->i", b1, proj[0] + proj[1])
+    proj = tmp * t2[:, :, None]
+    r1 = np.einsum("ij,ij->i", b2, proj[0] + proj[1])
     det = c00 * c11 - c01 * c01
-    seg_len = np.hypot(chord[:, 0], chord[:, 1])
+    seg_len = np.hypot(chord[0], chord[1])
     safe = np.abs(det) > 1e-12
     sdet = np.where(safe, det, 1.0)
-    a1 = np.where(safe, (r0 * c11 - r1 * c01) / sdet, seg_len / 3)
-    a2 = np.where(safe, (c00 * r1 - c01 * r0) / sdet, seg_len / 3)
+    third = seg_len / 3
+    a1 = np.where(safe, (r0 * c11 - r1 * c01) / sdet, third)
+    a2 = np.where(safe, (c00 * r1 - c01 * r0) / sdet, third)
     eps = 1e-6 * np.maximum(seg_len, 1e-6)
     sane = (a1 > eps) & (a2 > eps) & (a1 < 2 * seg_len) & (a2 < 2 * seg_len)
-    a1 = np.where(sane, a1, seg_len / 3)
-    a2 = np.where(sane, a2, seg_len / 3)
-    c1 = a1[:, None] * t1
-    c2 = chord + a2[:, None] * t2
-    ex = b1 * c1[:, 0:1] + b2 * c2[:, 0:1] + b3 * cx - rx
-    ey = b1 * c1[:, 1:2] + b2 * c2[:, 1:2] + b3 * cy - ry
-    e2 = ex * ex + ey * ey
-    bez = np.stack([c1, c2, chord], axis=1)
-    return bez, e2.max(axis=1), e2.sum(axis=1) / used
+    a1 = np.where(sane, a1, third)
+    a2 = np.where(sane, a2, third)
+    c1 = a1 * t1
+    c2 = chord + a2 * t2
+    err = b1 * c1[:, :, None] + b2 * c2[:, :, None] + b3 * chord[:, :, None] - rel
+    err *= err
+    e2 = err[0] + err[1]
+    bez = np.empty((2, 3, len(used)))
+    bez[:, 0], bez[:, 1], bez[:, 2] = c1, c2, chord
+    return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / used
 
 
 def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One Newton step per point towards the curve parameter closest to it (rows of
-    points relative to the start; `bez` the relative control points and end). x and y
-    as separate (rows, points) arrays, as in `_cubic`."""
+    """One Newton step per point towards the curve parameter closest to it (points
+    `rel` (2, rows, points) relative to the start; `bez` (2, 3, rows) the relative
+    control points and end)."""
     v = 1.0 - u
     w = u
-    num = np.zeros_like(u)
-    den = np.zeros_like(u)
-    for axis in (0, 1):
-        p1 = bez[:, 0, axis : axis + 1]
-        p2 = bez[:, 1, axis : axis + 1]
-        p3 = bez[:, 2, axis : axis + 1]
-        q = 3 * w * v * v * p1 + 3 * w * w * v * p2 + w**3 * p3 - rel[..., axis]
-        q1 = 3 * v * v * p1 + 6 * w * v * (p2 - p1) + 3 * w * w * (p3 - p2)
-        q2 = 6 * v * (p2 - 2 * p1) + 6 * w * (p3 - 2 * p2 + p1)
-        num += q * q1
-        den += q1 * q1 + q * q2
+    # Bernstein weights and their derivatives' weights, shared by x and y.
+    w3 = 3 * w
+    b0 = w3 * v * v
+    b3 = w3 * w
+    b1 = b3 * v
+    cube = w**3
+    d0 = 3 * v * v
+    d1 = 6 * w * v
+    e0 = 6 * v
+    e1 = 6 * w
+    p1 = bez[:, 0, :, None]
+    p2 = bez[:, 1, :, None]
+    p3 = bez[:, 2, :, None]
+    q = b0 * p1 + b1 * p2 + cube * p3 - rel
+    q1 = d0 * p1 + d1 * (p2 - p1) + b3 * (p3 - p2)
+    q2 = e0 * (p2 - 2 * p1) + e1 * (p3 - 2 * p2 + p1)
+    grad = q * q1
+    curv = q1 * q1 + q * q2
+    num = grad[0] + grad[1]
+    den = curv[0] + curv[1]
     safe = np.abs(den) > 1e-12
     out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
     out[:, 0] = 0.0

@@ -25,8 +25,8 @@ import attrs
 import numpy as np
 
 from printjob_adapters.engine.boundaries import BoundaryGraph
-from printjob_adapters.engine.curves import FittedEdge
-from printjob_adapters.engine.vector import Command
+from printjob_adapters.engine.curves import FittedEdges, groups
+from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, MOVE, OP_POINTS, Command, Outline
 
 #: Faces whose pixels come this close (Chebyshev distance) count as neighbours.
 NEAR = 2
@@ -53,27 +53,35 @@ def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
 
 def near_pairs(graph: BoundaryGraph) -> np.ndarray:
     """Unordered pairs (f, g) of distinct faces whose pixels lie within `NEAR` of each
-    other. One comparison of the face map with each of its shifted copies:
-    O(pixels × NEAR²)."""
+    other. The face map is laid out flat with `NEAR` columns of padding (-1) after
+    each row (and rows below), so each shift of the half-window is a constant offset:
+    one contiguous comparison per shift, the differing pixels read back by index, runs
+    of the same pair (a boundary seen from its side) dropped, and one final
+    `np.unique`. O(pixels × NEAR²)."""
     faces = graph.faces
     h, w = faces.shape
+    n = len(graph.face_label)
+    stride = w + NEAR
+    padded = np.full((h + NEAR + 1, stride), -1, dtype=np.int32)
+    padded[:h, :w] = faces
+    flat = padded.ravel()
+    size = h * stride
     codes: list[np.ndarray] = []
     for dy in range(NEAR + 1):
         for dx in range(-NEAR, NEAR + 1):
             if dy == 0 and dx <= 0:
                 continue
-            a = faces[0 : h - dy, max(0, -dx) : w - max(0, dx)]
-            b = faces[dy:h, max(0, dx) : w - max(0, -dx)]
-            differ = a != b
-            fa = a[differ].astype(np.int64)
-            fb = b[differ].astype(np.int64)
-            lo = np.minimum(fa, fb)
-            hi = np.maximum(fa, fb)
-            codes.append(np.unique(lo * len(graph.face_label) + hi))
-    if not codes:
-        return np.zeros((0, 2), dtype=np.int64)
+            # A negative dx reaches into the padding after the row above: no face.
+            here, there = flat[:size], flat[dy * stride + dx :][:size]
+            k = np.flatnonzero(here != there)
+            fa, fb = here[k], there[k]
+            real = (fa >= 0) & (fb >= 0)
+            fa, fb = fa[real].astype(np.int64), fb[real].astype(np.int64)
+            code = np.minimum(fa, fb) * n + np.maximum(fa, fb)
+            new = np.ones(len(code), dtype=bool)
+            new[1:] = code[1:] != code[:-1]
+            codes.append(code[new])
     all_codes = np.unique(np.concatenate(codes))
-    n = len(graph.face_label)
     return np.stack([all_codes // n, all_codes % n], axis=1)
 
 
@@ -158,105 +166,184 @@ def outline_edges(graph: BoundaryGraph, members: np.ndarray) -> np.ndarray:
     return np.nonzero((left != right).any(axis=0))[0]
 
 
-Drawn = tuple[tuple[float, float], list[Command]]
-
-
-def layer_commands(
-    graph: BoundaryGraph,
-    member: np.ndarray,
-    fitted: dict[int, FittedEdge],
-    cache: dict[tuple[int, bool], Drawn] | None = None,
-) -> tuple[Command, ...]:
+def layer_outline(graph: BoundaryGraph, member: np.ndarray, fitted: FittedEdges) -> Outline:
     """Step 4b: one layer's closed contours from the shared fitted edges.
 
     Edges are oriented with the layer's faces on the left, so at every junction as many
-    outline edges leave as arrive, and a greedy walk closes every contour. Each edge's
-    commands (either way round) are built once in `cache` and reused by every layer
-    drawing it. O(outline edges)."""
-    cache = {} if cache is None else cache
+    outline edges leave as arrive, and a greedy walk (`_walk`) closes every contour;
+    loops (closed edges) are contours of their own, first. The contours' segments are
+    then gathered from the fitted edges' arrays (forward or reversed) in one pass
+    (`_contour_outline`). O(outline edges + their segments)."""
     left_in = member[graph.edge_left]
     right_in = member[graph.edge_right]
-    chosen = np.nonzero(left_in != right_in)[0].tolist()
-    forward_of = left_in[chosen].tolist()
-    closed = graph.edge_closed[chosen].tolist()
-    j0s = graph.edge_j0[chosen].tolist()
-    j1s = graph.edge_j1[chosen].tolist()
-    commands: list[Command] = []
+    chosen = np.nonzero(left_in != right_in)[0]
+    forward = left_in[chosen]
+    loop = graph.edge_closed[chosen]
+    parts, part_forward, contour = _walk(
+        chosen[~loop], forward[~loop], graph.edge_j0[chosen[~loop]], graph.edge_j1[chosen[~loop]]
+    )
+    loops = chosen[loop]
+    edge = np.concatenate([loops, parts]).astype(np.int64)
+    fwd = np.concatenate([forward[loop], part_forward]).astype(bool)
+    contour = np.concatenate([np.arange(len(loops)), contour + len(loops)]).astype(np.int64)
+    return _contour_outline(fitted, edge, fwd, contour)
+
+
+def layer_commands(
+    graph: BoundaryGraph, member: np.ndarray, fitted: FittedEdges
+) -> tuple[Command, ...]:
+    """`layer_outline` as RecordingPen-style commands."""
+    return layer_outline(graph, member, fitted).commands()
+
+
+def _walk(
+    edges: np.ndarray, forward: np.ndarray, j0: np.ndarray, j1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The open outline edges chained into contours: from the smallest junction with an
+    edge left, each contour takes at every junction the smallest edge id leaving it
+    that is not used yet, until it is back where it began. Returns the edges in walking
+    order, their directions and their contours. A pointer walk, one step per edge
+    (junctions are few per edge, and the order depends on the choices before). O(edges)."""
     leaving: dict[int, list[tuple[int, bool, int]]] = defaultdict(list)
-    for e, forward, loop, a, b in zip(chosen, forward_of, closed, j0s, j1s, strict=True):
-        if loop:
-            _emit(commands, [_drawn(cache, fitted, e, forward)])
-            continue
-        start, end = (a, b) if forward else (b, a)
-        leaving[start].append((e, forward, end))
+    for e, fwd, a, b in zip(
+        edges.tolist(), forward.tolist(), j0.tolist(), j1.tolist(), strict=True
+    ):
+        start, end = (a, b) if fwd else (b, a)
+        leaving[start].append((e, fwd, end))
     for j in leaving:
         leaving[j].reverse()
-    for j0 in sorted(leaving):
-        while leaving[j0]:
-            e, forward, j = leaving[j0].pop()
-            parts = [_drawn(cache, fitted, e, forward)]
-            while j != j0 and leaving.get(j):
-                e, forward, j = leaving[j].pop()
-                parts.append(_drawn(cache, fitted, e, forward))
-            _emit(commands, parts)
-    return tuple(commands)
+    out_edge: list[int] = []
+    out_forward: list[bool] = []
+    out_contour: list[int] = []
+    contour = 0
+    for j0_ in sorted(leaving):
+        waiting = leaving[j0_]
+        while waiting:
+            e, fwd, j = waiting.pop()
+            out_edge.append(e)
+            out_forward.append(fwd)
+            out_contour.append(contour)
+            while j != j0_ and leaving.get(j):
+                e, fwd, j = leaving[j].pop()
+                out_edge.append(e)
+                out_forward.append(fwd)
+                out_contour.append(contour)
+            contour += 1
+    return (
+        np.array(out_edge, dtype=np.int64),
+        np.array(out_forward, dtype=bool),
+        np.array(out_contour, dtype=np.int64),
+    )
 
 
-def _drawn(
-    cache: dict[tuple[int, bool], Drawn], fitted: dict[int, FittedEdge], e: int, forward: bool
-) -> Drawn:
-    """An edge's start point and drawing commands, forward or reversed (memoised)."""
-    key = (e, forward)
-    got = cache.get(key)
-    if got is None:
-        edge = fitted[e] if forward else fitted[e].reversed()
-        segs = edge.segments.tolist()
-        cmds: list[Command] = [
-            ("lineTo", (tuple(seg[2]),))
-            if line
-            else ("curveTo", (tuple(seg[0]), tuple(seg[1]), tuple(seg[2])))
-            for seg, line in zip(segs, edge.is_line.tolist(), strict=True)
-        ]  # type: ignore[misc]
-        x, y = edge.start.tolist()
-        got = cache[key] = ((x, y), cmds)
-    return got
+def _contour_outline(
+    fitted: FittedEdges, edge: np.ndarray, forward: np.ndarray, contour: np.ndarray
+) -> Outline:
+    """The contours made of these edges (in order, each forward or reversed, `contour`
+    numbering them from 0 in order) as an outline: moveTo, the edges' segments,
+    closePath. Straight segments continuing each other exactly (where the contour
+    passes a junction of other layers' edges on a straight line, such as the image
+    border) become one (`_merge_straight`); a final straight segment back to the start
+    is left to closePath. O(segments)."""
+    k = fitted.position(edge)
+    first, stop = fitted.offsets[k], fitted.offsets[k + 1]
+    _, owner, place = groups(stop - first)
+    seg = np.where(forward[owner], first[owner] + place, stop[owner] - 1 - place)
+    fwd = forward[owner][:, None]
+    segs = fitted.segments[seg]
+    origin = fitted.seg_from[seg]
+    src = np.where(fwd, origin, segs[:, 2])
+    c1 = np.where(fwd, segs[:, 0], segs[:, 1])
+    c2 = np.where(fwd, segs[:, 1], segs[:, 0])
+    dst = np.where(fwd, segs[:, 2], origin)
+    line = fitted.is_line[seg]
+    of = contour[owner]
+    count = int(contour.max(initial=-1)) + 1
+    keep = _merge_straight(src, dst, line, of)
+    # The last segment of a contour of two or more, if straight, is the closePath.
+    body = np.bincount(of[keep], minlength=count)
+    kept = np.nonzero(keep)[0]
+    is_last = np.zeros(len(of), dtype=bool)
+    if len(kept):
+        ends = np.nonzero(np.append(of[kept][1:] != of[kept][:-1], True))[0]
+        is_last[kept[ends]] = True
+    keep &= ~(is_last & line & (body[of] > 1))
+    body = np.bincount(of[keep], minlength=count)
+    # Lay out each contour: moveTo, its kept segments, closePath.
+    op_start = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(body + 2, out=op_start[1:])
+    ops = np.empty(int(op_start[-1]), dtype=np.int8)
+    ops[op_start[:-1]] = MOVE
+    ops[op_start[1:] - 1] = CLOSE
+    kept = np.nonzero(keep)[0]
+    _, _, rank = groups(body)
+    slot = op_start[of[kept]] + 1 + rank
+    ops[slot] = np.where(line[kept], LINE, CURVE)
+    point_start = np.zeros(len(ops) + 1, dtype=np.int64)
+    np.cumsum(OP_POINTS[ops], out=point_start[1:])
+    points = np.empty((int(point_start[-1]), 2))
+    # A contour starts where its first segment does.
+    head = np.searchsorted(of, np.arange(count))
+    points[point_start[op_start[:-1]]] = src[head]
+    at = point_start[slot]
+    curve = ~line[kept]
+    points[at[curve]] = c1[kept[curve]]
+    points[at[curve] + 1] = c2[kept[curve]]
+    points[at + np.where(curve, 2, 0)] = dst[kept]
+    return Outline(ops=ops, points=points)
 
 
-def _emit(commands: list[Command], parts: list[Drawn]) -> None:
-    """moveTo, the parts' segments, closePath. Straight segments continuing each other
-    exactly (where the contour passes a junction of other layers' edges on a straight
-    line, such as the image border) become one; a final straight segment back to the
-    start is left to closePath."""
-    start = parts[0][0]
-    commands.append(("moveTo", (start,)))
-    body: list[Command] = []
-    here = start
-    before = start
-    for part in parts:
-        for cmd in part[1]:
-            end = cmd[1][-1]
-            if (
-                cmd[0] == "lineTo"
-                and body
-                and body[-1][0] == "lineTo"
-                and _continues(before, here, end)
-            ):
-                body[-1] = cmd
+def _merge_straight(
+    src: np.ndarray, dst: np.ndarray, line: np.ndarray, contour: np.ndarray
+) -> np.ndarray:
+    """Which segments stay when every straight segment that continues the straight
+    segment before it (same contour; its end on the line from where that one's merged
+    run began, and beyond it) replaces that one. The pairwise test is whole-array; it
+    is exact unless the segment before was itself merged, so only stretches of
+    straight pairs holding a merge (rare) are followed one segment at a time.
+    O(segments)."""
+    n = len(line)
+    keep = np.ones(n, dtype=bool)
+    if n < 2:
+        return keep
+    paired = np.zeros(n, dtype=bool)
+    paired[1:] = line[1:] & line[:-1] & (contour[1:] == contour[:-1])
+    pairwise = np.zeros(n, dtype=bool)
+    pairwise[1:] = paired[1:] & _continues(src[:-1], dst[:-1], dst[1:])
+    merged = pairwise.copy()
+    followed = 0
+    for k in np.nonzero(pairwise)[0].tolist():
+        if k < followed:
+            continue
+        # The first merge of its stretch: the segment before it was not merged.
+        before = src[k - 1].tolist()
+        j = k + 1
+        while j < n and paired[j]:
+            if merged[j - 1]:
+                merged[j] = _continues_at(before, dst[j - 1].tolist(), dst[j].tolist())
             else:
-                body.append(cmd)
-                before = here
-            here = end
-    if len(body) > 1 and body[-1][0] == "lineTo":
-        body.pop()
-    commands.extend(body)
-    commands.append(("closePath", ()))
+                before = src[j - 1].tolist()
+            j += 1
+        followed = j
+    keep[:-1] = ~merged[1:]
+    return keep
 
 
-def _continues(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> bool:
-    """Whether b lies on the straight run from a to c (and between them)."""
+def _continues_at(a: list[float], b: list[float], c: list[float]) -> bool:
+    """`_continues` for one triple of points."""
     abx, aby = b[0] - a[0], b[1] - a[1]
     bcx, bcy = c[0] - b[0], c[1] - b[1]
     cross = abx * bcy - aby * bcx
     return abs(cross) <= 1e-9 * (abx * abx + aby * aby + bcx * bcx + bcy * bcy) and (
+        abx * bcx + aby * bcy > 0
+    )
+
+
+def _continues(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Whether each b lies on the straight run from a to c (and between them)."""
+    abx, aby = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
+    bcx, bcy = c[:, 0] - b[:, 0], c[:, 1] - b[:, 1]
+    cross = abx * bcy - aby * bcx
+    return (np.abs(cross) <= 1e-9 * (abx * abx + aby * aby + bcx * bcx + bcy * bcy)) & (
         abx * bcx + aby * bcy > 0
     )

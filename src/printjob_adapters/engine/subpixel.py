@@ -40,10 +40,11 @@ PULL = 0.05
 FULL_CONTRAST = 48.0
 
 
-def face_colors(graph: BoundaryGraph, premultiplied: np.ndarray, palette: np.ndarray) -> np.ndarray:
+def face_colors(graph: BoundaryGraph, rgba: np.ndarray, palette: np.ndarray) -> np.ndarray:
     """Premultiplied RGBA (0..255) of every face: its palette colour, opaque; for
     left-out faces the median of the left-out pixels (transparent, or the removed
-    background colour); NaN for the outside. O(pixels) once, O(faces) after."""
+    background colour; `rgba` is the decoded input); NaN for the outside. O(pixels)
+    once, O(faces) after."""
     labels = graph.face_label
     colors = np.full((len(labels), 4), np.nan)
     painted = labels >= 0
@@ -51,23 +52,34 @@ def face_colors(graph: BoundaryGraph, premultiplied: np.ndarray, palette: np.nda
     colors[painted, 3] = 255.0
     void = labels == -1
     if void.any():
-        void_pixels = graph.faces[1:-1, 1:-1]
-        mask = (labels[void_pixels]) == -1
-        colors[void] = np.median(premultiplied[mask], axis=0)
+        left_out = labels[graph.faces[1:-1, 1:-1]] == -1
+        colors[void] = _left_out_colour(rgba, left_out)
     return colors
 
 
+def _left_out_colour(rgba: np.ndarray, left_out: np.ndarray) -> np.ndarray:
+    """Median premultiplied RGBA of the left-out pixels (mask `left_out` over `rgba`,
+    uint8 straight alpha). When more than half are fully transparent (the usual case)
+    every premultiplied channel is mostly zeros, so the median is 0, found from the
+    alpha channel alone. O(pixels)."""
+    alpha = rgba[..., 3][left_out]
+    if 2 * np.count_nonzero(alpha == 0) > len(alpha):
+        return np.zeros(4)
+    return np.median(premultiply(rgba[left_out]), axis=0)
+
+
 def premultiply(rgba: np.ndarray) -> np.ndarray:
-    """(H, W, 4) uint8 straight alpha to float32 premultiplied RGBA, 0..255. O(pixels)."""
+    """(..., 4) uint8 straight alpha to float32 premultiplied RGBA, 0..255. Used on the
+    pixels gathered where they are needed, not on the whole image. O(pixels given)."""
     out = rgba.astype(np.float32)
-    if not (rgba[..., 3] == 255).all():
-        out[..., :3] *= out[..., 3:4] / 255.0
+    out[..., :3] *= out[..., 3:4] / 255.0
     return out
 
 
-def crack_shifts(graph: BoundaryGraph, premultiplied: np.ndarray, colors: np.ndarray) -> np.ndarray:
-    """Signed shift of every crack towards its right side, in pixels. Vectorised over
-    all cracks: O(cracks).
+def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> np.ndarray:
+    """Signed shift of every crack towards its right side, in pixels, from the decoded
+    input `rgba` and the faces' premultiplied colours. Vectorised over all cracks:
+    O(cracks).
 
     A pixel that is only one pixel thick across the crack (its opposite crack is a
     boundary too) shares its coverage with that other crack, so each side takes half."""
@@ -88,8 +100,8 @@ def crack_shifts(graph: BoundaryGraph, premultiplied: np.ndarray, colors: np.nda
     b = np.where(usable[:, None], b, 0.0)
     # Pixels outside the image have no colour (NaN face colour): such cracks are not
     # usable, so any in-image pixel may stand in for them (clipped indices, no padded copy).
-    left_px = premultiplied[np.clip(lr - 1, 0, h - 1), np.clip(lc - 1, 0, w - 1)]
-    right_px = premultiplied[np.clip(rr - 1, 0, h - 1), np.clip(rc - 1, 0, w - 1)]
+    left_px = premultiply(rgba[np.clip(lr - 1, 0, h - 1), np.clip(lc - 1, 0, w - 1)])
+    right_px = premultiply(rgba[np.clip(rr - 1, 0, h - 1), np.clip(rc - 1, 0, w - 1)])
     cover_left = np.einsum("ij,ij->i", left_px - b, diff) / den
     cover_right = np.einsum("ij,ij->i", right_px - b, diff) / den
     cover_left = np.clip(cover_left, 0.0, 1.0)

@@ -12,14 +12,18 @@ edge is the later layer's exactly-fitted outline.
 Outline commands follow fontTools' RecordingPen value format, so any fontTools pen can
 replay them: ("moveTo", ((x, y),)), ("lineTo", ((x, y),)),
 ("curveTo", ((x1, y1), (x2, y2), (x, y))), ("closePath", ()). Every contour is closed.
+The same commands as arrays (`Outline`: one op code per command, all points in order)
+are what the tracer builds and the writers read, so large outlines never pass through
+per-command Python objects on their way to a file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import attrs
+import numpy as np
 
 Point = tuple[float, float]
 Command = (
@@ -30,13 +34,67 @@ Command = (
 )
 RGB = tuple[int, int, int]
 
+#: Op codes of `Outline.ops`, in the order of `OP_NAMES`.
+MOVE, LINE, CURVE, CLOSE = 0, 1, 2, 3
+OP_NAMES = ("moveTo", "lineTo", "curveTo", "closePath")
+#: Points each op code takes.
+OP_POINTS = np.array([1, 1, 3, 0], dtype=np.int64)
+_OP_CODES = {name: code for code, name in enumerate(OP_NAMES)}
+
+
+@attrs.frozen(eq=False)
+class Outline:
+    """Outline commands as arrays: `ops` (n,) int8 op codes and `points` (p, 2) float64,
+    every command's points in order (`OP_POINTS[op]` each)."""
+
+    ops: np.ndarray
+    points: np.ndarray
+
+    @staticmethod
+    def from_commands(commands: Sequence[Command]) -> Outline:
+        """The arrays of RecordingPen-style commands. O(commands)."""
+        try:
+            ops = np.array([_OP_CODES[op] for op, _ in commands], dtype=np.int8)
+        except KeyError as exc:
+            raise ValueError(f"unknown outline command {exc.args[0]!r}") from None
+        flat = [point for _, points in commands for point in points]
+        points = np.array(flat, dtype=np.float64).reshape(-1, 2)
+        return Outline(ops=ops, points=points)
+
+    def commands(self) -> tuple[Command, ...]:
+        """The RecordingPen-style commands (Python floats). O(commands), one plain loop:
+        the points become tuples in one `zip` of the two coordinate lists."""
+        xy = list(zip(self.points[:, 0].tolist(), self.points[:, 1].tolist(), strict=True))
+        out: list[Any] = []
+        append = out.append
+        i = 0
+        for op in self.ops.tolist():
+            if op == CURVE:
+                append(("curveTo", (xy[i], xy[i + 1], xy[i + 2])))
+                i += 3
+            elif op == LINE:
+                append(("lineTo", (xy[i],)))
+                i += 1
+            elif op == MOVE:
+                append(("moveTo", (xy[i],)))
+                i += 1
+            else:
+                append(("closePath", ()))
+        return tuple(out)
+
 
 @attrs.frozen
 class Layer:
-    """One flat colour and its filled outlines (even-odd)."""
+    """One flat colour and its filled outlines (even-odd). `outline` optionally holds
+    the same commands as arrays (the tracer gives both); see `as_outline`."""
 
     color: RGB
     commands: tuple[Command, ...]
+    outline: Outline | None = attrs.field(default=None, eq=False, repr=False)
+
+    def as_outline(self) -> Outline:
+        """The commands as arrays (built from `commands` when not given)."""
+        return self.outline if self.outline is not None else Outline.from_commands(self.commands)
 
     @property
     def hex(self) -> str:

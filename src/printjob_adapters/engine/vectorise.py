@@ -17,27 +17,14 @@ from typing import Any
 import numpy as np
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
-from printjob_adapters.engine.curves import (
-    FittedEdge,
-    Run,
-    assemble,
-    edge_runs,
-    fit_runs,
-    tiny_edge,
-)
+from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
 from printjob_adapters.engine.progress import Checkpoint
-from printjob_adapters.engine.stacking import (
-    Drawn,
-    layer_commands,
-    outline_edges,
-    stack_layers,
-)
+from printjob_adapters.engine.stacking import layer_outline, outline_edges, stack_layers
 from printjob_adapters.engine.subpixel import (
     crack_points,
     crack_shifts,
     face_colors,
     junction_points,
-    premultiply,
 )
 from printjob_adapters.engine.vector import Layer, VectorArt
 
@@ -47,8 +34,6 @@ TOLERANCE = 0.4
 #: up to MAX_SLACK times.
 SLACK_CONTRAST = 64.0
 MAX_SLACK = 2.5
-#: Edges fitted between two checkpoint calls.
-EDGES_PER_CHECKPOINT = 256
 
 
 def vectorise(rgba: np.ndarray, segmentation: Any, checkpoint: Checkpoint) -> VectorArt:
@@ -60,11 +45,14 @@ def vectorise(rgba: np.ndarray, segmentation: Any, checkpoint: Checkpoint) -> Ve
     height, width = labels.shape
     colors = len(palette)
     checkpoint(0.0)
+    if colors == 0:
+        # Nothing to draw (a wholly transparent picture): an empty page of the right size.
+        checkpoint(1.0)
+        return VectorArt(width, height, (), bool(segmentation.background_removed))
     graph = build_boundary_graph(labels)
     checkpoint(0.1)
-    premultiplied = premultiply(rgba)
-    colors4 = face_colors(graph, premultiplied, palette)
-    shifts = crack_shifts(graph, premultiplied, colors4)
+    colors4 = face_colors(graph, rgba, palette)
+    shifts = crack_shifts(graph, rgba, colors4)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
     checkpoint(0.2)
@@ -74,11 +62,10 @@ def vectorise(rgba: np.ndarray, segmentation: Any, checkpoint: Checkpoint) -> Ve
     slack = edge_slack(graph, colors4)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     layers = []
-    drawn: dict[tuple[int, bool], Drawn] = {}
     for k in stacking.order.tolist():
         rgb = tuple(int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
-        commands = layer_commands(graph, stacking.members[k], fitted, drawn)
-        layers.append(Layer(color=rgb, commands=commands))  # type: ignore[arg-type]
+        outline = layer_outline(graph, stacking.members[k], fitted)
+        layers.append(Layer(color=rgb, commands=outline.commands(), outline=outline))  # type: ignore[arg-type]
     checkpoint(1.0)
     return VectorArt(
         width=width,
@@ -108,44 +95,40 @@ def fit_edges(
     checkpoint: Checkpoint,
     slack: np.ndarray | None = None,
     tolerance: float = TOLERANCE,
-) -> dict[int, FittedEdge]:
-    """Step 3 for every edge that some outline uses, each exactly once: tiny edges as
-    their crack polygons, the others' corners and runs per edge, then all runs fitted
-    together."""
-    corners = np.stack([graph.crack_x, graph.crack_y], axis=1).astype(np.float64)
-    starts: dict[int, np.ndarray] = {}
-    runs: list[Run] = []
-    run_edge: list[int] = []
-    done: dict[int, FittedEdge] = {}
-    total = max(len(edges), 1)
-    for n, e in enumerate(edges.tolist()):
-        if n % EDGES_PER_CHECKPOINT == 0:
-            checkpoint(0.25 + 0.25 * n / total)
-        s, t = int(graph.edge_start[e]), int(graph.edge_start[e + 1])
-        closed = bool(graph.edge_closed[e])
-        start = None if closed else junctions[graph.edge_j0[e]]
-        end = None if closed else junctions[graph.edge_j1[e]]
-        tiny = tiny_edge(points[s:t], graph.crack_dir[s:t], closed, start, end)
-        if tiny is not None:
-            done[n] = tiny
-            continue
-        first, edge_runs_ = edge_runs(
-            points[s:t],
-            graph.crack_dir[s:t],
-            corners[s:t],
-            closed,
-            start,
-            end,
-            1.0 if slack is None else float(slack[e]),
-        )
-        starts[n] = first
-        runs.extend(edge_runs_)
-        run_edge.extend([n] * len(edge_runs_))
-    pieces = fit_runs(runs, tolerance, lambda f: checkpoint(0.5 + 0.45 * f))
-    grouped: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(len(edges))]
-    for n, piece in zip(run_edge, pieces, strict=True):
-        grouped[n].append(piece)
-    return {
-        int(e): done[n] if n in done else assemble(starts[n], grouped[n])
-        for n, e in enumerate(edges.tolist())
-    }
+) -> FittedEdges:
+    """Step 3 for every edge that some outline uses, each exactly once and all together
+    (`curves.fit_all`). O(their cracks) plus the fitting."""
+    data = edge_data(graph, points, junctions, edges, slack)
+    checkpoint(0.25)
+    return fit_all(np.asarray(edges), data, tolerance, lambda f: checkpoint(0.5 + 0.45 * f))
+
+
+def edge_data(
+    graph: BoundaryGraph,
+    points: np.ndarray,
+    junctions: np.ndarray,
+    edges: np.ndarray,
+    slack: np.ndarray | None = None,
+) -> EdgeData:
+    """The data points of these edges gathered end to end, with their crack directions
+    and corners, junction points and tolerance slack. O(their cracks)."""
+    edges = np.asarray(edges, dtype=np.int64)
+    first = graph.edge_start[edges]
+    offsets, owner, place = groups(graph.edge_start[edges + 1] - first)
+    rows = first[owner] + place
+    closed = graph.edge_closed[edges].astype(bool)
+    # Closed edges have no junctions (-1); they get a placeholder that is never read.
+    ends = junctions if len(junctions) else np.zeros((1, 2))
+    j0 = np.where(closed, 0, graph.edge_j0[edges])
+    j1 = np.where(closed, 0, graph.edge_j1[edges])
+    corners = np.stack([graph.crack_x[rows], graph.crack_y[rows]], axis=1).astype(np.float64)
+    return EdgeData(
+        points=points[rows],
+        dirs=graph.crack_dir[rows],
+        corners=corners,
+        offsets=offsets,
+        closed=closed,
+        start=ends[j0],
+        end=ends[j1],
+        slack=np.ones(len(edges)) if slack is None else slack[edges].astype(np.float64),
+    )

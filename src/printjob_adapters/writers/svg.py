@@ -5,16 +5,32 @@ and EPS writers too) and a `viewBox` in canvas pixels, so `width = canvas px * 7
 Every group states `fill-rule="evenodd"` (SVG's default is nonzero). Coordinates are canvas
 pixels rounded to 1/100 px; each segment is written absolute or relative, whichever is
 shorter. The output depends only on its input: the same art gives the same bytes.
+
+Path data is built a layer at a time with whole-array work (`path_data`): the segments
+that draw something (`drawn`), every number's written length and first character from
+its integer value alone, the absolute-or-relative choice for every segment at once
+(`_choices`), and finally the text itself, written digit by digit into one byte array
+(`_write_tokens`). No Python object is made per number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
 import numpy as np
 
 from printjob_adapters.engine.canvas import Placement
-from printjob_adapters.engine.vector import Layer, VectorArt
+from printjob_adapters.engine.vector import (
+    CLOSE,
+    CURVE,
+    LINE,
+    MOVE,
+    OP_NAMES,
+    OP_POINTS,
+    Layer,
+    VectorArt,
+)
 
 #: Coordinates are written in units of 1 / QUANTUM canvas pixels.
 QUANTUM = 100
@@ -56,130 +72,227 @@ def number(q: int) -> str:
     return f"{sign}{whole or ''}.{digits}"
 
 
-def quantised_points(layer: Layer, placement: Placement) -> np.ndarray:
-    """Every point of the layer's commands, in order, as integer 1/QUANTUM canvas pixels."""
-    flat = [point for _, points in layer.commands for point in points]
-    if not flat:
+def quantised_points(points: np.ndarray, placement: Placement) -> np.ndarray:
+    """Design-unit points (n, 2) as integer 1/QUANTUM canvas pixels."""
+    xy = np.array(points, dtype=np.float64).reshape(-1, 2)
+    if not len(xy):
         return np.zeros((0, 2), dtype=np.int64)
-    xy = np.asarray(flat, dtype=np.float64)
     xy *= placement.scale
     xy += (placement.offset_x, placement.offset_y)
     return np.rint(xy * QUANTUM).astype(np.int64)
 
 
-def segments(layer: Layer, placement: Placement) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+@attrs.frozen(eq=False)
+class Drawn:
+    """A layer's commands that draw something, in quantised canvas points: op codes,
+    each command's points (n, 3, 2; a moveTo or lineTo uses row 0, a closePath none)
+    and the current point before each command."""
+
+    ops: np.ndarray
+    points: np.ndarray
+    current: np.ndarray
+
+
+def drawn(layer: Layer, placement: Placement) -> Drawn:
     """The layer's commands with quantised canvas points, minus what draws nothing.
 
     Drops zero-length lines and a line back to the contour's start right before its close
-    (the close draws it), so every writer gets the same, smallest outline.
-    """
-    xy = quantised_points(layer, placement).tolist()
-    commands = layer.commands
-    i = 0
-    current = start = (0, 0)
-    for index, (op, points) in enumerate(commands):
-        pts = [tuple(p) for p in xy[i : i + len(points)]]
-        i += len(points)
-        if op == "moveTo":
-            current = start = pts[0]
-            yield op, pts
-        elif op == "lineTo":
-            end = pts[0]
-            closes_next = index + 1 < len(commands) and commands[index + 1][0] == "closePath"
-            if end == current or (closes_next and end == start):
-                continue
-            current = end
-            yield op, pts
-        elif op == "curveTo":
-            current = pts[2]
-            yield op, pts
-        elif op == "closePath":
-            current = start
-            yield op, pts
-        else:
-            raise ValueError(f"unknown outline command {op!r}")
+    (the close draws it), so every writer gets the same, smallest outline. The current
+    point before a command is the end of the one before it (a close ends at its
+    contour's start): a dropped line ends where the current point already is, or is
+    followed by a close. O(commands)."""
+    outline = layer.as_outline()
+    ops = outline.ops.astype(np.int64)
+    xy = quantised_points(outline.points, placement)
+    n = len(ops)
+    first = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(OP_POINTS[ops], out=first[1:])
+    take = OP_POINTS[ops]
+    pts = np.zeros((n, 3, 2), dtype=np.int64)
+    for k in range(3):
+        has = np.nonzero(take > k)[0]
+        pts[has, k] = xy[first[has] + k]
+    end = pts[np.arange(n), np.maximum(take - 1, 0)]
+    # A contour's start is its moveTo's point ((0, 0) before any moveTo).
+    move = np.nonzero(ops == MOVE)[0]
+    which = np.searchsorted(move, np.arange(n), side="right") - 1
+    start = np.where((which >= 0)[:, None], pts[move[np.maximum(which, 0)], 0], 0)
+    close = ops == CLOSE
+    end[close] = start[close]
+    current = np.zeros((n, 2), dtype=np.int64)
+    current[1:] = end[:-1]
+    closes_next = np.zeros(n, dtype=bool)
+    closes_next[:-1] = close[1:]
+    here = pts[:, 0]
+    zero = (ops == LINE) & (
+        (here == current).all(axis=1) | (closes_next & (here == start).all(axis=1))
+    )
+    keep = np.nonzero(~zero)[0]
+    return Drawn(ops=ops[keep], points=pts[keep], current=current[keep])
 
 
-def _joined(numbers: list[str], previous: str | None) -> str:
-    """Numbers written one after another with only the separators SVG needs."""
-    out = []
-    for text in numbers:
-        if previous is not None and not (
-            text.startswith("-") or (text.startswith(".") and "." in previous)
-        ):
-            out.append(" ")
-        out.append(text)
-        previous = text
-    return "".join(out)
+def segments(layer: Layer, placement: Placement) -> Iterator[tuple[str, list[tuple[int, int]]]]:
+    """`drawn` as (op name, points) pairs, for writers that draw command by command."""
+    d = drawn(layer, placement)
+    points = d.points.tolist()
+    for op, pts in zip(d.ops.tolist(), points, strict=True):
+        yield OP_NAMES[op], [tuple(p) for p in pts[: OP_POINTS[op]]]
 
 
-class _PathWriter:
-    """Builds compact path data: shortest of absolute and relative, repeated letters dropped."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.letter: str | None = None
-        self.last_number: str | None = None
-        self.current = (0, 0)
-        self.start = (0, 0)
-
-    def _candidate(self, letter: str, values: list[int]) -> tuple[str, str]:
-        numbers = [number(v) for v in values]
-        if letter == self.letter and letter not in "Mm":
-            return _joined(numbers, self.last_number), numbers[-1]
-        return letter + _joined(numbers, None), numbers[-1]
-
-    def _emit(self, options: list[tuple[str, list[int]]]) -> None:
-        best = min(
-            ((*self._candidate(letter, values), letter) for letter, values in options),
-            key=lambda item: len(item[0]),
-        )
-        text, last, letter = best
-        self.parts.append(text)
-        self.letter, self.last_number = letter, last
-
-    def move(self, p: tuple[int, int]) -> None:
-        cx, cy = self.current
-        self._emit([("M", [p[0], p[1]]), ("m", [p[0] - cx, p[1] - cy])])
-        self.current = self.start = p
-
-    def line(self, p: tuple[int, int]) -> None:
-        cx, cy = self.current
-        x, y = p
-        if y == cy:
-            self._emit([("H", [x]), ("h", [x - cx])])
-        elif x == cx:
-            self._emit([("V", [y]), ("v", [y - cy])])
-        else:
-            self._emit([("L", [x, y]), ("l", [x - cx, y - cy])])
-        self.current = p
-
-    def curve(self, p1: tuple[int, int], p2: tuple[int, int], p: tuple[int, int]) -> None:
-        cx, cy = self.current
-        absolute = [*p1, *p2, *p]
-        relative = [v - (cx if k % 2 == 0 else cy) for k, v in enumerate(absolute)]
-        self._emit([("C", absolute), ("c", relative)])
-        self.current = p
-
-    def close(self) -> None:
-        self.parts.append("z")
-        self.letter, self.last_number = "z", None
-        self.current = self.start
-
-    def text(self) -> str:
-        return "".join(self.parts)
+# Letters of the path commands: (absolute, relative) per kind of segment.
+_MOVE, _LINE, _HLINE, _VLINE, _CURVE, _CLOSE = range(6)
+_LETTERS = np.frombuffer(b"MmLlHhVvCczz", dtype=np.uint8).reshape(6, 2)
+#: Numbers each kind of segment writes.
+_ARITY = np.array([2, 2, 1, 1, 6, 0])
+_SPACE, _MINUS, _DOT, _ZERO = (ord(c) for c in " -.0")
 
 
 def path_data(layer: Layer, placement: Placement) -> str:
-    """The layer's outlines as compact SVG path data in canvas pixels."""
-    pen = _PathWriter()
-    for op, pts in segments(layer, placement):
-        if op == "moveTo":
-            pen.move(pts[0])
-        elif op == "lineTo":
-            pen.line(pts[0])
-        elif op == "curveTo":
-            pen.curve(pts[0], pts[1], pts[2])
-        else:
-            pen.close()
-    return pen.text()
+    """The layer's outlines as compact SVG path data in canvas pixels: each segment
+    absolute or relative, whichever is shorter (absolute on a tie), its letter left out
+    when it repeats the previous one (except moves), and numbers separated only where
+    SVG needs it. O(segments)."""
+    d = drawn(layer, placement)
+    n = len(d.ops)
+    if n == 0:
+        return ""
+    cx, cy = d.current[:, 0], d.current[:, 1]
+    x, y = d.points[:, 0, 0], d.points[:, 0, 1]
+    kind = np.select(
+        [d.ops == MOVE, d.ops == CLOSE, d.ops == CURVE, y == cy, x == cx],
+        [_MOVE, _CLOSE, _CURVE, _HLINE, _VLINE],
+        _LINE,
+    )
+    # The numbers of both candidates: (n, 2 candidates, 6 slots), `_ARITY[kind]` used.
+    flat = d.points.reshape(n, 6)
+    rel = flat - np.tile(d.current, 3)
+    values = np.stack([flat, rel], axis=1)
+    single = (kind == _HLINE) | (kind == _VLINE)
+    values[kind == _VLINE, :, 0] = values[kind == _VLINE, :, 1]
+    values[single, :, 1:] = 0
+    used = np.arange(6) < _ARITY[kind][:, None]
+    facts = _NumberFacts(values)
+    choice = _choices(kind, used, facts)
+    rows = np.arange(n)
+    return _write_tokens(kind, choice, values[rows, choice], used, facts.take(rows, choice))
+
+
+class _NumberFacts:
+    """What the written form of every quantised number (`number`) looks like, from its
+    integer value alone: its length, whether it starts with '-' or '.', and whether it
+    holds a '.'."""
+
+    def __init__(self, q: np.ndarray) -> None:
+        self.q = q
+        negative = q < 0
+        a = np.abs(q)
+        self.whole, self.frac = a // QUANTUM, a % QUANTUM
+        self.negative = negative
+        self.dot = self.frac != 0
+        # Digits of the whole part: "0" alone for zero, none before a fraction.
+        digits = np.ones(q.shape, dtype=np.int64)
+        power = 10
+        while True:
+            more = self.whole >= power
+            if not more.any():
+                break
+            digits += more
+            power *= 10
+        self.digits = np.where(self.dot & (self.whole == 0), 0, digits)
+        self.frac_digits = np.where(self.dot, np.where(self.frac % 10 == 0, 1, 2), 0)
+        self.length = negative + self.digits + self.dot + self.frac_digits
+        self.starts_dot = ~negative & (self.digits == 0)
+
+    def take(self, rows: np.ndarray, choice: np.ndarray) -> _NumberFacts:
+        return _NumberFacts(self.q[rows, choice])
+
+
+def _gap(before_dot: np.ndarray, minus: np.ndarray, starts_dot: np.ndarray) -> np.ndarray:
+    """1 where a space must separate a number from the one before it: unless it starts
+    with '-', or with '.' after a number holding a '.'."""
+    return (~(minus | (starts_dot & before_dot))).astype(np.int64)
+
+
+def _choices(kind: np.ndarray, used: np.ndarray, f: _NumberFacts) -> np.ndarray:
+    """Absolute (0) or relative (1) for every segment, as a writer going segment by
+    segment picks them: the shorter text given the previous segment's choice (a letter
+    repeating the previous one is left out, and then the separator before the first
+    number depends on the previous number). Each choice is a function of the previous
+    one (constant, the same, or the opposite), so composing those functions along the
+    path (a prefix count of flips since the last constant) resolves them all at once.
+    O(segments)."""
+    n = len(kind)
+    # Text length without the letter: numbers plus the separators between them.
+    inner = _gap(f.dot[..., :-1], f.negative[..., 1:], f.starts_dot[..., 1:]) & used[:, None, 1:]
+    body = (f.length * used[:, None, :]).sum(axis=2) + inner.sum(axis=2)
+    last = np.maximum(_ARITY[kind] - 1, 0)
+    rows = np.arange(n)
+    last_dot = f.dot[rows, :, last]
+    letter = _LETTERS[kind]
+    length = np.empty((n, 2, 2), dtype=np.int64)  # [segment, previous choice, choice]
+    for p in (0, 1):
+        prev_letter = np.full((n, 2), -1)
+        prev_dot = np.zeros((n, 1), dtype=bool)
+        prev_letter[1:] = letter[:-1, p, None]
+        prev_dot[1:, 0] = last_dot[:-1, p]
+        repeat = (letter == prev_letter) & (kind != _MOVE)[:, None] & (kind != _CLOSE)[:, None]
+        join = _gap(prev_dot, f.negative[:, :, 0], f.starts_dot[:, :, 0])
+        length[:, p] = body + np.where(repeat, join, 1)
+    relative = length[:, :, 1] < length[:, :, 0]  # per previous choice
+    constant = relative[:, 0] == relative[:, 1]
+    flips = (relative[:, 0] & ~relative[:, 1]).astype(np.int64)
+    anchor = np.maximum.accumulate(np.where(constant, rows, 0))
+    count = np.cumsum(flips)
+    parity = (count - count[anchor]) & 1
+    return (relative[anchor, 0] ^ (parity == 1)).astype(np.int64)
+
+
+def _write_tokens(
+    kind: np.ndarray, choice: np.ndarray, values: np.ndarray, used: np.ndarray, f: _NumberFacts
+) -> str:
+    """The chosen segments as path text: each number (or a close's 'z') one token with
+    the letter or separator before it, laid out by a prefix sum of token lengths and
+    written character by character column-wise into one byte array. O(characters)."""
+    n = len(kind)
+    letter = _LETTERS[kind, choice]
+    # The letter is left out where it repeats the previous one (not for moves).
+    repeat = np.zeros(n, dtype=bool)
+    repeat[1:] = (letter[1:] == letter[:-1]) & (kind[1:] != _MOVE) & (kind[1:] != _CLOSE)
+    # One token per number, plus one for every close; in path order.
+    token_used = used.copy()
+    token_used[kind == _CLOSE, 0] = True
+    seg, slot = np.nonzero(token_used)
+    number = kind[seg] != _CLOSE
+    negative = f.negative[seg, slot] & number
+    dot = f.dot[seg, slot] & number
+    digits = np.where(number, f.digits[seg, slot], 0)
+    frac_digits = np.where(number, f.frac_digits[seg, slot], 0)
+    number_len = np.where(number, f.length[seg, slot], 0)
+    whole, frac = f.whole[seg, slot], f.frac[seg, slot]
+    # What comes before each token: its segment's letter, or a separator if needed.
+    prev_dot = np.zeros(len(seg), dtype=bool)
+    prev_dot[1:] = dot[:-1] & number[:-1]
+    gap = _gap(prev_dot, negative, f.starts_dot[seg, slot]).astype(bool) & number
+    first = slot == 0
+    put_letter = first & ~repeat[seg]
+    prefix = np.where(put_letter, letter[seg], np.where(gap, _SPACE, 0))
+    prefix_len = (prefix != 0).astype(np.int64)
+    start = np.zeros(len(seg) + 1, dtype=np.int64)
+    np.cumsum(prefix_len + number_len, out=start[1:])
+    out = np.empty(int(start[-1]), dtype=np.uint8)
+    at = start[:-1]
+    has = prefix_len == 1
+    out[at[has]] = prefix[has]
+    at = at + prefix_len
+    out[at[negative]] = _MINUS
+    at = at + negative
+    for k in range(int(digits.max(initial=0))):
+        has = digits > k
+        power = 10 ** (digits[has] - 1 - k)
+        out[at[has] + k] = _ZERO + (whole[has] // power) % 10
+    at = at + digits
+    out[at[dot]] = _DOT
+    out[at[dot] + 1] = _ZERO + frac[dot] // 10
+    two = frac_digits == 2
+    out[at[two] + 2] = _ZERO + frac[two] % 10
+    return out.tobytes().decode("ascii")

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, build_boundary_graph
+from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, build_boundary_graph, label_faces
 
 
 def edge_cracks(graph, e):
@@ -96,3 +96,74 @@ def test_diagonal_touch_is_a_junction_and_faces_stay_separate():
 )
 def test_random_label_maps(labels):
     check_graph(labels)
+
+
+def flood_faces(padded):
+    """Reference face numbering: 4-connected flood fill from every unvisited pixel in
+    raster order, numbered in that order."""
+    h, w = padded.shape
+    faces = np.full((h, w), -1, dtype=np.int64)
+    count = 0
+    for y0 in range(h):
+        for x0 in range(w):
+            if faces[y0, x0] >= 0:
+                continue
+            stack = [(y0, x0)]
+            faces[y0, x0] = count
+            while stack:
+                y, x = stack.pop()
+                for ny, nx in ((y + 1, x), (y - 1, x), (y, x + 1), (y, x - 1)):
+                    if (
+                        0 <= ny < h
+                        and 0 <= nx < w
+                        and faces[ny, nx] < 0
+                        and padded[ny, nx] == padded[y, x]
+                    ):
+                        faces[ny, nx] = count
+                        stack.append((ny, nx))
+            count += 1
+    return faces, count
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    arrays(np.int32, st.tuples(st.integers(1, 9), st.integers(1, 9)), elements=st.integers(-1, 2))
+)
+def test_faces_are_numbered_by_first_pixel(labels):
+    padded = np.full((labels.shape[0] + 2, labels.shape[1] + 2), OUTSIDE, dtype=np.int32)
+    padded[1:-1, 1:-1] = labels
+    faces, label, area = label_faces(padded)
+    expected, expected_count = flood_faces(padded)
+    assert np.array_equal(faces, expected)
+    assert len(label) == len(area) == expected_count
+    assert np.array_equal(label[faces], padded)
+    assert np.array_equal(area, np.bincount(expected.ravel()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    arrays(np.int32, st.tuples(st.integers(1, 9), st.integers(1, 9)), elements=st.integers(-1, 2))
+)
+def test_edges_are_laid_out_by_first_crack(labels):
+    # Edges come in the order of their first crack's id among the extracted cracks; a
+    # loop starts at its smallest one. Rebuild that order by walking the cracks one by
+    # one (horizontal cracks first, in raster order, then vertical ones, as extracted).
+    graph = build_boundary_graph(labels)
+    rank = {}
+    # Extraction order: horizontal cracks (dir 0 or 2) by (row, col), then vertical ones.
+    key = {}
+    for s in range(len(graph.crack_x)):
+        x, y, d = int(graph.crack_x[s]), int(graph.crack_y[s]), int(graph.crack_dir[s])
+        if d % 2 == 0:
+            key[s] = (0, y, min(x, x + DX[d]))
+        else:
+            key[s] = (1, min(y, y + DY[d]), x)
+    for e in range(graph.edge_count):
+        s, t = graph.edge_start[e], graph.edge_start[e + 1]
+        keys = [key[c] for c in range(s, t)]
+        rank[e] = min(keys) if graph.edge_closed[e] else keys[0]
+        if graph.edge_closed[e]:
+            # A loop is cut open at its smallest crack, which comes first.
+            assert keys[0] == min(keys)
+    firsts = [rank[e] for e in range(graph.edge_count)]
+    assert firsts == sorted(firsts)

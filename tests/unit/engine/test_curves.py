@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
+from printjob_adapters.engine import curves, stacking
 from printjob_adapters.engine.boundaries import build_boundary_graph
-from printjob_adapters.engine.curves import FittedEdge, fit_edge, tiny_edge
+from printjob_adapters.engine.curves import FittedEdge, fit_all, fit_edge, split_edges, tiny_edge
 from printjob_adapters.engine.progress import silent
 from printjob_adapters.engine.stacking import layer_commands, stack_layers
 from printjob_adapters.engine.subpixel import crack_points, junction_points
-from printjob_adapters.engine.vectorise import edge_slack, fit_edges, vectorise
+from printjob_adapters.engine.vector import Outline
+from printjob_adapters.engine.vectorise import edge_data, edge_slack, fit_edges, vectorise
 from tests.unit.engine.test_vectorise_support import Seg, contours, ellipse, paint, rasterise, rect
 
 
@@ -226,3 +231,179 @@ def test_edges_between_near_colours_get_looser_tolerance():
     assert pairs[frozenset((0, 1))] == 1.0
     assert pairs[frozenset((1, 2))] > 2.0
     assert pairs[frozenset((-2, 0))] == 1.0  # the image border
+
+
+def busy_edges(seed: int = 3):
+    """The edges of a small image with curves, corners, thin parts and islands, as the
+    tracer gathers them (with junction points and some tolerance slack)."""
+    rng = np.random.default_rng(seed)
+    shapes = [((200, 0, 0), ellipse(20, 22, 14, 12)), ((0, 0, 200), rect(30, 8, 52, 20))]
+    for _ in range(6):
+        x, y = rng.uniform(6, 58, 2)
+        colour = tuple(int(v) for v in rng.integers(0, 255, 3))
+        shapes.append((colour, ellipse(x, y, rng.uniform(1.5, 6), rng.uniform(1.5, 6))))
+    _rgba, seg = paint(48, 64, (255, 255, 255), shapes)
+    graph = build_boundary_graph(seg.labels)
+    points = crack_points(graph, rng.uniform(-0.4, 0.4, len(graph.crack_x)))
+    junctions = junction_points(graph, points)
+    ids = np.arange(graph.edge_count)
+    slack = rng.uniform(1.0, 2.5, graph.edge_count)
+    return ids, edge_data(graph, points, junctions, ids, slack)
+
+
+def test_fitting_edges_together_matches_fitting_each_alone():
+    ids, data = busy_edges()
+    together = fit_all(ids, data, 0.4)
+    for k, e in enumerate(ids.tolist()):
+        alone = fit_all(np.array([e]), data.take(np.array([k])), 0.4)[e]
+        assert np.array_equal(together[e].start, alone.start)
+        assert np.array_equal(together[e].segments, alone.segments)
+        assert np.array_equal(together[e].is_line, alone.is_line)
+
+
+def test_per_run_and_whole_array_search_rounds_agree(monkeypatch):
+    _ids, data = busy_edges(seed=5)
+    _first, runs, _owner = split_edges(data.take(np.arange(len(data.closed))))
+    assert len(runs.offsets) > 20
+    monkeypatch.setattr(curves, "_FEW_RUNS", 0)
+    arrays_only = curves.fit_runs(runs, 0.4)
+    monkeypatch.setattr(curves, "_FEW_RUNS", 10**9)
+    per_run = curves.fit_runs(runs, 0.4)
+    for a, b in zip(arrays_only, per_run, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_fit_attempts_do_not_depend_on_padded_width(monkeypatch):
+    _ids, data = busy_edges(seed=7)
+    _first, runs, _owner = split_edges(data)
+    calls = []
+    original = curves._try
+
+    def record(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(curves, "_try", record)
+    curves.fit_runs(runs, 0.4)
+    monkeypatch.setattr(curves, "_try", original)
+    for args in calls:
+        monkeypatch.setattr(curves, "_SPLIT_ROWS", 10**9)  # one width for all rows
+        one = original(*args)
+        monkeypatch.setattr(curves, "_SPLIT_ROWS", 1)  # 8, 16 or 24 columns per row
+        split = original(*args)
+        for a, b in zip(one, split, strict=True):
+            assert np.array_equal(a, b)
+
+
+def test_corner_thinning_matches_deciding_one_candidate_at_a_time():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        count = int(rng.integers(1, 12))
+        m = int(rng.integers(13, 40))
+        closed = bool(rng.integers(0, 2))
+        gap = np.sort(rng.choice(np.arange(0 if closed else 1, m), count, replace=False))
+        angle = rng.choice([0.95, 1.2, 1.5, 1.6, 2.0, 2.5], count) + rng.uniform(0, 0.01, count)
+        span = np.full(count, 3)
+        kept = curves._thin_corners(
+            np.zeros(count, dtype=np.int64),
+            gap,
+            angle,
+            span,
+            np.full(count, m),
+            np.full(count, closed),
+        )
+        assert np.array_equal(kept, curves._thin_one(gap, angle, 3, m, closed))
+
+
+def test_open_tiny_edge_runs_from_junction_through_turns_to_junction():
+    # Three cracks: right, down, right; junctions at both ends.
+    dirs = np.array([0, 1, 0])
+    points = np.array([[0.5, 0.0], [1.0, 0.5], [1.5, 1.0]])
+    edge = tiny_edge(points, dirs, False, np.array([0.0, 0.0]), np.array([2.0, 1.0]))
+    assert edge is not None and edge.is_line.all()
+    assert edge.start.tolist() == [0.0, 0.0]
+    assert edge.segments[:, 2].tolist() == [[1.0, 0.0], [1.0, 1.0], [2.0, 1.0]]
+
+
+def test_fitted_edges_map_edge_ids_to_their_segments():
+    ids, data = busy_edges()
+    fitted = fit_all(ids[::-1].copy(), data.take(np.arange(len(ids))[::-1].copy()), 0.4)
+    assert len(fitted) == len(ids) and list(fitted) == ids[::-1].tolist()
+    origin = fitted.seg_from
+    for k, e in enumerate(ids[::-1].tolist()):
+        edge = fitted[e]
+        s, t = fitted.offsets[k], fitted.offsets[k + 1]
+        assert np.array_equal(edge.segments, fitted.segments[s:t])
+        # Each segment starts where the one before it ends.
+        assert np.array_equal(origin[s], edge.start)
+        assert np.array_equal(origin[s + 1 : t], edge.segments[:-1, 2])
+    assert fitted.position(ids).tolist() == ids[::-1].tolist()
+
+
+def merge_one_by_one(src, dst, line, contour):
+    """Reference for `_merge_straight`: a straight segment continuing the straight
+    segment before it (from where that one's merged run began) replaces it."""
+    keep = np.ones(len(line), dtype=bool)
+    before = None
+    for k in range(len(line)):
+        if k and line[k] and line[k - 1] and contour[k] == contour[k - 1]:
+            if before is None:
+                before = src[k - 1].tolist()
+            if stacking._continues_at(before, dst[k - 1].tolist(), dst[k].tolist()):
+                keep[k - 1] = False
+                continue
+        before = None
+    return keep
+
+
+def test_straight_merges_match_merging_one_segment_at_a_time():
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        n = int(rng.integers(1, 14))
+        # Points on a few lines (so that runs of collinear segments are common), some
+        # doubling back.
+        steps = rng.choice([-1.0, 1.0, 2.0], (n, 1)) * rng.choice(
+            [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.3, 0.7]], n
+        )
+        dst = np.round(rng.uniform(0, 3, 2) + np.cumsum(steps, axis=0), 4)
+        src = np.concatenate([[dst[0] - steps[0]], dst[:-1]])
+        line = rng.random(n) < 0.8
+        contour = np.cumsum(rng.random(n) < 0.15)
+        expected = merge_one_by_one(src, dst, line, contour)
+        assert np.array_equal(stacking._merge_straight(src, dst, line, contour), expected)
+
+
+def test_outline_arrays_and_commands_round_trip():
+    commands = (
+        ("moveTo", ((0.0, 0.0),)),
+        ("lineTo", ((4.0, 0.0),)),
+        ("curveTo", ((5.0, 1.0), (5.0, 2.0), (4.0, 3.0))),
+        ("closePath", ()),
+        ("moveTo", ((1.5, 1.5),)),
+        ("lineTo", ((2.5, 1.5),)),
+        ("closePath", ()),
+    )
+    outline = Outline.from_commands(commands)
+    assert outline.ops.tolist() == [0, 1, 2, 3, 0, 1, 3]
+    assert outline.points.shape == (7, 2)
+    assert outline.commands() == commands
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    arrays(np.int32, st.tuples(st.integers(1, 8), st.integers(1, 8)), elements=st.integers(-1, 2))
+)
+def test_near_pairs_are_the_faces_within_reach_of_each_other(labels):
+    graph = build_boundary_graph(labels)
+    faces = graph.faces
+    h, w = faces.shape
+    expected = set()
+    for y in range(h):
+        for x in range(w):
+            for dy in range(-stacking.NEAR, stacking.NEAR + 1):
+                for dx in range(-stacking.NEAR, stacking.NEAR + 1):
+                    if 0 <= y + dy < h and 0 <= x + dx < w:
+                        f, g = int(faces[y, x]), int(faces[y + dy, x + dx])
+                        if f != g:
+                            expected.add((min(f, g), max(f, g)))
+    assert {tuple(p) for p in stacking.near_pairs(graph).tolist()} == expected

@@ -393,3 +393,23 @@ def test_real_stages_report_monotonic_progress_and_honour_cancel() -> None:
 
     with pytest.raises(ConversionCancelled):
         convert(logo_bytes(), JobOptions(format=OutputFormat.SVG), None, cancelled)
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+@pytest.mark.parametrize("background", list(Background))
+def test_a_wholly_transparent_picture_gives_an_empty_file(
+    fmt: OutputFormat, background: Background
+) -> None:
+    """Nothing to draw is not a failure: the file is empty, transparent, of the right size."""
+    buffer = io.BytesIO()
+    Image.new("RGBA", (64, 48), (10, 20, 30, 0)).save(buffer, "PNG")
+    output = convert(buffer.getvalue(), JobOptions(format=fmt, background=background))
+    assert output.colors == 0
+    if fmt is OutputFormat.PNG:
+        with Image.open(io.BytesIO(output.data)) as image:
+            assert image.size == (4500, 5400)
+            assert image.getextrema()[3] == (0, 0)  # every pixel transparent
+    else:
+        assert (output.width, output.height) == (64, 48)
+    if fmt is OutputFormat.SVG:
+        assert b'viewBox="0 0 64 48"' in output.data and b"<path" not in output.data

@@ -373,3 +373,19 @@ def test_speck_filter_keeps_every_colour_when_a_count_is_asked_for() -> None:
     arr = _photo_like(96)
     seg = run(arr, colors=24)
     assert len(seg.palette) == 24
+
+
+def test_compact_keeps_an_unchanged_map_and_rewrites_otherwise() -> None:
+    from printjob_adapters.engine.segmentation import _compact
+
+    labels = np.array([[0, 1, -1], [2, 1, 0]], dtype=np.int32)
+    palette = np.array([[10.0, 20, 30], [200, 0, 0], [0, 0, 200]])
+    same, pal = _compact(labels, palette, np.array([True, True, True]))
+    assert same is labels and pal is palette
+    assert (_compact(labels, palette)[0] == labels).all()
+    # Colour 0 unused; colour 2 rounds to colour 1: one colour is left, first seen first.
+    merged = np.array([[1, 1, -1], [2, 2, 1]], dtype=np.int32)
+    twin = np.array([[10.0, 20, 30], [200, 0, 0], [200.2, 0, 0.4]])
+    out, pal = _compact(merged, twin)
+    assert (out == np.array([[0, 0, -1], [0, 0, 0]])).all() and len(pal) == 1
+    assert (_compact(merged, twin, np.array([False, True, True]))[0] == out).all()

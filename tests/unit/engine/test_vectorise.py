@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.ndimage import binary_erosion
 
+from printjob_adapters.engine import subpixel
 from printjob_adapters.engine.progress import Checkpoint, silent
 from printjob_adapters.engine.vectorise import vectorise
 from printjob_core.errors import ConversionCancelled
@@ -221,3 +222,15 @@ def test_random_flat_images_fill_with_label_colours_and_no_gaps(shapes, aa):
     centres = out[1::4, 1::4, :3][..., :3].astype(int)
     expect = seg.palette[labels].astype(int)
     assert (np.abs(centres - expect)[same] <= 1).all()
+
+
+def test_left_out_colour_is_the_median_of_left_out_pixels():
+    rng = np.random.default_rng(4)
+    for transparent in (0.0, 0.3, 0.5, 0.51, 0.7, 1.0):
+        for count in (1, 100, 101):
+            rgba = rng.integers(0, 256, (3, count, 4)).astype(np.uint8)
+            rgba[..., 3][rng.random((3, count)) < transparent] = 0
+            left_out = rng.random((3, count)) < 0.5
+            left_out[0, 0] = True
+            expected = np.median(subpixel.premultiply(rgba[left_out]), axis=0)
+            assert np.array_equal(subpixel._left_out_colour(rgba, left_out), expected)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from printjob_adapters.engine.canvas import fit
 from printjob_adapters.engine.vector import Layer, VectorArt
-from printjob_adapters.writers.svg import number, path_data, write_svg
+from printjob_adapters.writers.svg import number, path_data, segments, write_svg
 from tests.unit.writers.test_writers import BLUE, RED, circle, layer, rect, ring_and_circle
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -137,3 +137,92 @@ def test_compact_path_data_keeps_every_point(points: list[tuple[float, float]]) 
     if len(dedup) > 1 and dedup[-1] == dedup[0]:
         dedup.pop()
     assert drawn[: len(dedup)] == dedup
+
+
+class OneByOne:
+    """Reference for `path_data`: the writer going segment by segment, picking the
+    shorter of absolute and relative (absolute on a tie) given what it wrote last."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.letter: str | None = None
+        self.last: str | None = None
+        self.current = self.start = (0, 0)
+
+    def joined(self, numbers: list[str], previous: str | None) -> str:
+        out = []
+        for text in numbers:
+            if previous is not None and not (
+                text.startswith("-") or (text.startswith(".") and "." in previous)
+            ):
+                out.append(" ")
+            out.append(text)
+            previous = text
+        return "".join(out)
+
+    def emit(self, options: list[tuple[str, list[int]]]) -> None:
+        texts = []
+        for letter, values in options:
+            numbers = [number(v) for v in values]
+            if letter == self.letter and letter not in "Mm":
+                text = self.joined(numbers, self.last)
+            else:
+                text = letter + self.joined(numbers, None)
+            texts.append((text, numbers[-1], letter))
+        text, self.last, self.letter = min(texts, key=lambda item: len(item[0]))
+        self.parts.append(text)
+
+    def write(self, layer: Layer, placement) -> str:
+        for op, pts in segments(layer, placement):
+            cx, cy = self.current
+            if op == "moveTo":
+                (x, y) = pts[0]
+                self.emit([("M", [x, y]), ("m", [x - cx, y - cy])])
+                self.current = self.start = (x, y)
+            elif op == "lineTo":
+                (x, y) = pts[0]
+                if y == cy:
+                    self.emit([("H", [x]), ("h", [x - cx])])
+                elif x == cx:
+                    self.emit([("V", [y]), ("v", [y - cy])])
+                else:
+                    self.emit([("L", [x, y]), ("l", [x - cx, y - cy])])
+                self.current = (x, y)
+            elif op == "curveTo":
+                absolute = [v for p in pts for v in p]
+                relative = [v - (cx if k % 2 == 0 else cy) for k, v in enumerate(absolute)]
+                self.emit([("C", absolute), ("c", relative)])
+                self.current = pts[2]
+            else:
+                self.parts.append("z")
+                self.letter, self.last = "z", None
+                self.current = self.start
+        return "".join(self.parts)
+
+
+# Coordinates that often repeat, sit on whole or half pixels, or cross zero.
+value = st.one_of(
+    st.sampled_from([0.0, 0.5, 1.0, 10.0, -0.25, 0.01, 0.1, 99.99, 100.0]),
+    st.floats(min_value=-60, max_value=160, allow_nan=False).map(lambda v: round(v, 2)),
+    st.floats(min_value=-60, max_value=160, allow_nan=False),
+)
+point = st.tuples(value, value)
+segment_command = st.one_of(
+    st.tuples(st.just("lineTo"), st.tuples(point)),
+    st.tuples(st.just("curveTo"), st.tuples(point, point, point)),
+)
+contour = st.tuples(point, st.lists(segment_command, max_size=8), st.booleans())
+
+
+@given(st.lists(contour, min_size=1, max_size=3), st.sampled_from([(100, 300), (1000, 72)]))
+def test_bulk_path_data_matches_writing_segment_by_segment(contours, size):
+    commands = []
+    for start, body, back_to_start in contours:
+        commands.append(("moveTo", (start,)))
+        commands += body
+        if back_to_start:
+            commands.append(("lineTo", (start,)))
+        commands.append(("closePath", ()))
+    placement = fit(100, 100, size[0], size[0], size[1])
+    art_layer = layer(RED, commands)
+    assert path_data(art_layer, placement) == OneByOne().write(art_layer, placement)
