@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,17 @@ def read(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
-def test_a_line_per_request_written_after_a_short_wait(tmp_path: Path) -> None:
-    log_path = tmp_path / "access.log"
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    """A log file and a descriptor appending to it."""
+    path = tmp_path / "access.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    yield path, fd
+    os.close(fd)
+
+
+def test_a_line_per_request_written_after_a_short_wait(log: tuple[Path, int]) -> None:
+    log_path, fd = log
 
     async def run() -> None:
         logged = AccessLog(await answering(200, b"x" * 17), fd)
@@ -67,12 +76,12 @@ def test_a_line_per_request_written_after_a_short_wait(tmp_path: Path) -> None:
         assert "pjk1_" not in log_path.read_text()
 
     asyncio.run(run())
-    os.close(fd)
 
 
-def test_a_full_buffer_is_written_at_once_and_flush_writes_the_rest(tmp_path: Path) -> None:
-    log_path = tmp_path / "access.log"
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+def test_a_full_buffer_is_written_at_once_and_flush_writes_the_rest(
+    log: tuple[Path, int],
+) -> None:
+    log_path, fd = log
 
     async def run() -> None:
         logged = AccessLog(await answering(404, b""), fd)
@@ -85,12 +94,10 @@ def test_a_full_buffer_is_written_at_once_and_flush_writes_the_rest(tmp_path: Pa
         assert len(read(log_path)) == requests
 
     asyncio.run(run())
-    os.close(fd)
 
 
-def test_a_forged_line_break_stays_on_its_line(tmp_path: Path) -> None:
-    log_path = tmp_path / "access.log"
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+def test_a_forged_line_break_stays_on_its_line(log: tuple[Path, int]) -> None:
+    log_path, fd = log
 
     async def run() -> None:
         logged = AccessLog(await answering(404, b""), fd)
@@ -98,14 +105,12 @@ def test_a_forged_line_break_stays_on_its_line(tmp_path: Path) -> None:
         logged.flush()
 
     asyncio.run(run())
-    os.close(fd)
     lines = read(log_path)
     assert len(lines) == 1 and "\\n2026 fake line" in lines[0]
 
 
-def test_a_request_the_app_failed_is_still_logged(tmp_path: Path) -> None:
-    log_path = tmp_path / "access.log"
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+def test_a_request_the_app_failed_is_still_logged(log: tuple[Path, int]) -> None:
+    log_path, fd = log
 
     async def broken(scope: Any, receive: Any, send: Any) -> None:
         raise RuntimeError("boom")
@@ -117,6 +122,5 @@ def test_a_request_the_app_failed_is_still_logged(tmp_path: Path) -> None:
         logged.flush()
 
     asyncio.run(run())
-    os.close(fd)
     match = LINE.fullmatch(read(log_path)[0])
     assert match is not None and match.group(4) == "-"
