@@ -63,6 +63,7 @@ from printjob_core.ports import (
     IdSource,
     ImageInfo,
     ImageProbe,
+    JobByKey,
     RateLimiter,
     ReadViews,
     UnitOfWork,
@@ -302,7 +303,14 @@ class ApiService:
         found = None
         if looks_like_key(token):
             token_hash = hash_key(token)
-            found = self.ports.views.job_by_key(token_hash, job_id)
+            if JOB_ID.fullmatch(job_id):
+                found = self.ports.views.job_by_key(token_hash, job_id)
+            else:
+                # A malformed id never reaches storage (PostgreSQL refuses a NUL in text,
+                # for one): the key and its account are read, and the answer is 404.
+                by_account = self.ports.views.account_by_key(token_hash)
+                if by_account is not None:
+                    found = JobByKey(by_account.key, by_account.account, None)
         owner = None if found is None else _live_owner(found.key, found.account, token_hash)
         account = self._admit(owner, client_address)
         self._count_read(account)

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from printjob_core.errors import AccountDisabled, NotFound, RateLimited, Unauthenticated
+from printjob_core.ports import JobByKey
+from printjob_core.services import ApiService
+from printjob_core.views import UnitOfWorkViews
 from tests.unit.core.conftest import World
 
 ADDRESS = "192.0.2.7"
@@ -82,3 +86,30 @@ def test_every_read_counts_even_a_not_found_one(world: World) -> None:
         world.api.job_for_key(authorization, ADDRESS, "job_" + "e" * 32)
     with pytest.raises(RateLimited):
         world.api.account_for_key(authorization, ADDRESS)
+
+
+class RecordingViews(UnitOfWorkViews):
+    """The generic views, remembering which job ids were asked for."""
+
+    def __init__(self, world: World) -> None:
+        super().__init__(world.ports.reader)
+        self.job_ids: list[str] = []
+
+    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
+        self.job_ids.append(job_id)
+        return super().job_by_key(key_hash, job_id)
+
+
+@pytest.mark.parametrize(
+    "job_id", ["job_\x00" + "0" * 32, "job_" + "A" * 32, "job_" + "0" * 31, "../x", "'", ""]
+)
+def test_a_malformed_job_id_never_reaches_storage(world: World, job_id: str) -> None:
+    """Storage sees only well-formed ids (PostgreSQL refuses a NUL in text: a 500)."""
+    views = RecordingViews(world)
+    api = ApiService(attrs.evolve(world.ports, views=views))
+    _, authorization = keyed(world)
+    with pytest.raises(NotFound):
+        api.job_for_key(authorization, ADDRESS, job_id)
+    assert views.job_ids == []
+    with pytest.raises(Unauthenticated):
+        api.job_for_key("Bearer pjk1_" + "z" * 38, ADDRESS, job_id)
