@@ -51,7 +51,7 @@ ACCOUNT_COLUMNS = (
     "disabled",
 )
 _JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
-_UNFINISHED_SQL = "('queued', 'running')"
+_UNFINISHED_SQL = f"('{JobStatus.QUEUED.value}', '{JobStatus.RUNNING.value}')"
 
 
 def _aliased(table: str, names: tuple[str, ...]) -> str:

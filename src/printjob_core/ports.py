@@ -190,7 +190,7 @@ class JobByKey:
 
     key: ApiKey
     account: Account
-    job: Job | None
+    job: Job | None = None
 
 
 @attrs.frozen

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import TypeVar
 
 import attrs
 
@@ -58,6 +59,7 @@ from printjob_core.model import (
 )
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
 from printjob_core.ports import (
+    AccountByKey,
     BlobStore,
     Clock,
     IdSource,
@@ -73,6 +75,8 @@ from printjob_core.shapes import AccountView, account_view
 from printjob_core.views import UnitOfWorkViews
 
 JOB_ID = re.compile(r"job_[0-9a-f]{32}")
+#: What a keyed read found: the key and its account, with the data asked for.
+_Found = TypeVar("_Found", JobByKey, AccountByKey)
 ACTIVE_JOBS_CHOICES = (3, 5, 10)
 #: A queued job is polled every 5 s (contract section 3), so that is when a slot may free up.
 ACTIVE_JOBS_RETRY_AFTER = 5
@@ -299,39 +303,39 @@ class ApiService:
     def job_for_key(self, authorization: str | None, client_address: str, job_id: str) -> Job:
         """`authenticate` then `get_job` in one read of storage (`ReadViews.job_by_key`):
         polling is most of the API's traffic."""
-        token = _token(authorization)
-        found = None
-        if looks_like_key(token):
-            token_hash = hash_key(token)
+        views = self.ports.views
+
+        def read(token_hash: str) -> JobByKey | None:
             if JOB_ID.fullmatch(job_id):
-                found = self.ports.views.job_by_key(token_hash, job_id)
-            else:
-                # A malformed id never reaches storage (PostgreSQL refuses a NUL in text,
-                # for one): the key and its account are read, and the answer is 404.
-                by_account = self.ports.views.account_by_key(token_hash)
-                if by_account is not None:
-                    found = JobByKey(by_account.key, by_account.account, None)
-        owner = None if found is None else _live_owner(found.key, found.account, token_hash)
-        account = self._admit(owner, client_address)
-        self._count_read(account)
-        assert found is not None
-        job = found.job
-        if job is None or job.account_id != account.id or not JOB_ID.fullmatch(job_id):
+                return views.job_by_key(token_hash, job_id)
+            # A malformed id never reaches storage (PostgreSQL refuses a NUL in text, for
+            # one): the key and its account are read, and the answer is 404.
+            by_account = views.account_by_key(token_hash)
+            return None if by_account is None else JobByKey(by_account.key, by_account.account)
+
+        found = self._keyed_read(authorization, client_address, read)
+        if found.job is None or found.job.account_id != found.account.id:
             raise _job_not_found(job_id)
-        return job
+        return found.job
 
     def account_for_key(self, authorization: str | None, client_address: str) -> AccountView:
         """`authenticate` then `account` in one read of storage (`ReadViews.account_by_key`)."""
+        found = self._keyed_read(authorization, client_address, self.ports.views.account_by_key)
+        return account_view(found.account, found.active_jobs, self.policy)
+
+    def _keyed_read(
+        self, authorization: str | None, client_address: str, read: Callable[[str], _Found | None]
+    ) -> _Found:
+        """`read(key_hash)` for the request's key, then what `authenticate` would raise
+        for its owner (401, 403, 429), then the read counted against the account."""
         token = _token(authorization)
-        found = None
-        if looks_like_key(token):
-            token_hash = hash_key(token)
-            found = self.ports.views.account_by_key(token_hash)
+        token_hash = hash_key(token)
+        found = read(token_hash) if looks_like_key(token) else None
         owner = None if found is None else _live_owner(found.key, found.account, token_hash)
         account = self._admit(owner, client_address)
         self._count_read(account)
-        assert found is not None
-        return account_view(account, found.active_jobs, self.policy)
+        assert found is not None  # `_admit` refuses a request without an owner
+        return found
 
     # -- GET /v1/jobs/{id}, POST /v1/jobs/{id}/cancel, GET /v1/jobs/{id}/result --
 
