@@ -13,34 +13,15 @@ machines: a shared volume).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 import attrs
 
 from printjob_adapters.blobs import FilesystemBlobStore, make_private_dirs
 from printjob_adapters.settings import Settings
 from printjob_adapters.sqlite import SqliteStorage
+from printjob_adapters.storage import Storage
 from printjob_adapters.system import RandomIds, SystemClock
 from printjob_core.ports import Engine, ImageInfo, ImageProbe
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
-
-
-class Storage(Protocol):
-    """What the composition root needs of a storage adapter (SQLite or PostgreSQL)."""
-
-    def migrate(self) -> int: ...
-
-    def schema_version(self) -> int: ...
-
-    def unit_of_work(self) -> Any: ...
-
-    def reader(self) -> Any: ...
-
-    def rate_limiter(self) -> Any: ...
-
-    def views(self) -> Any: ...
-
-    def close(self) -> None: ...
 
 
 def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
@@ -59,12 +40,6 @@ def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
     if migrate:
         storage.migrate()
     return storage
-
-
-def job_signal(storage: Storage) -> Any:
-    """A `JobSignal` waking idle workers when the storage can send one (PostgreSQL), else None."""
-    make = getattr(storage, "job_signal", None)
-    return None if make is None else make()
 
 
 @attrs.frozen
@@ -166,6 +141,5 @@ __all__ = [
     "bootstrap",
     "default_engine",
     "default_probe",
-    "job_signal",
     "open_storage",
 ]

@@ -796,6 +796,10 @@ class PostgresStorage:
         """A LISTEN connection that wakes an idle worker when a job is queued."""
         return PostgresJobSignal(self.url)
 
+    def immediate_reads(self) -> None:
+        """A PostgreSQL read is a network round trip: it never runs on the event loop."""
+        return None
+
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A pooled autocommit connection, for maintenance and tests."""

@@ -37,8 +37,9 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from printjob_adapters.storage import JobSignal
 from printjob_core.errors import ConversionCancelled, ConversionFailed
 from printjob_core.model import Phase
 from printjob_core.ports import Engine
@@ -48,16 +49,6 @@ log = logging.getLogger("printjob.runner")
 
 #: Exit code of a runner process that gave up on an engine that stopped responding.
 EXIT_WEDGED = 3
-
-
-class JobSignal(Protocol):
-    """An optional wake-up call for idle runners (PostgreSQL `LISTEN`; SQLite has none)."""
-
-    def wait(self, timeout: float) -> bool:
-        """Block until a job may have been queued (True) or `timeout` passed (False)."""
-        ...
-
-    def close(self) -> None: ...
 
 
 class _JobState:
@@ -366,7 +357,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     `settings` is a `printjob_adapters.settings.Settings`. A supervised worker also
     stops when its parent (the server) is gone.
     """
-    from printjob_adapters.bootstrap import bootstrap, job_signal
+    from printjob_adapters.bootstrap import bootstrap
 
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
@@ -387,7 +378,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     container = bootstrap(settings)
     if container.engine is None:
         raise SystemExit("printjob worker: the tracing engine could not be loaded")
-    wake = job_signal(container.storage)
+    wake = container.storage.job_signal()
     runner = JobRunner(
         container.processing,
         container.engine,
@@ -402,4 +393,4 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
         container.close()
 
 
-__all__ = ["EXIT_WEDGED", "JobRunner", "JobSignal", "install_stop_signals", "worker_main"]
+__all__ = ["EXIT_WEDGED", "JobRunner", "install_stop_signals", "worker_main"]

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +45,7 @@ from printjob_adapters.rows import (
     job_by_key_sql,
     parse_time,
 )
+from printjob_adapters.storage import WouldWait
 from printjob_core.errors import ServerBusy
 from printjob_core.model import (
     Account,
@@ -703,6 +704,17 @@ class SqliteRateLimiter:
 # -- the storage as a whole --
 
 
+class SqliteImmediateReads:
+    """The `ImmediateReads` ability: a read in `nonblocking()` mode, `WouldWait` on a lock."""
+
+    def attempt(self, read: Callable[[], _T]) -> _T:
+        try:
+            with nonblocking():
+                return read()
+        except (WouldBlock, sqlite3.OperationalError) as exc:
+            raise WouldWait(str(exc)) from exc
+
+
 class SqliteStorage:
     """The database file: schema, per-thread connections, unit-of-work factories."""
 
@@ -756,13 +768,13 @@ class SqliteStorage:
         """A read-only unit of work that never takes the write lock: the `Ports.reader`."""
         return SqliteUnitOfWork(self._reader_connections.get(), read_only=True)
 
-    #: What a call in `nonblocking()` mode may raise instead of waiting (retry in a thread).
-    would_block: tuple[type[Exception], ...] = (WouldBlock, sqlite3.OperationalError)
+    def immediate_reads(self) -> SqliteImmediateReads:
+        """Reads on the event loop that never wait (see the module's `nonblocking()`)."""
+        return SqliteImmediateReads()
 
-    @staticmethod
-    def nonblocking() -> Any:
-        """See the module's `nonblocking()`: storage calls on this thread never wait."""
-        return nonblocking()
+    def job_signal(self) -> None:
+        """SQLite has no way to wake another process: idle workers poll."""
+        return None
 
     def views(self) -> SqliteViews:
         """The `ReadViews` port: the polling reads in one statement each."""
@@ -800,6 +812,7 @@ __all__ = [
     "SchemaError",
     "SqliteAccounts",
     "SqliteIdempotency",
+    "SqliteImmediateReads",
     "SqliteJobs",
     "SqliteKeys",
     "SqliteRateLimiter",

@@ -29,6 +29,7 @@ from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import HTTPException
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from printjob_adapters.storage import Storage, WouldWait
 from printjob_core.errors import (
     ImageTooLarge,
     InternalError,
@@ -92,6 +93,7 @@ class Container(Protocol):
     """What `printjob_adapters.bootstrap.bootstrap` returns, as far as the shell needs it."""
 
     settings: Any
+    storage: Storage
     ports: Ports
     api: ApiService
 
@@ -324,22 +326,19 @@ def create_app(container: Container) -> Litestar:
     async def authenticate(request: Request[Any, Any, Any]) -> Account:
         return await _in_thread(api.authenticate, *credentials(request.scope))
 
-    # A storage that can try an operation without ever waiting (SQLite: `nonblocking()`)
-    # lets the event loop run a read itself; a trip to the thread pool costs several times
-    # the few SQLite statements of a read, and under load the loop and the pool's threads
-    # fight for the GIL. Whatever would wait goes to the pool as before.
-    storage = getattr(container, "storage", None)
-    loop_mode: Callable[[], Any] | None = getattr(storage, "nonblocking", None)
-    would_block: tuple[type[Exception], ...] = getattr(storage, "would_block", ())
+    # A storage that can read without ever waiting (SQLite) lets the event loop run a
+    # poll's read itself; a trip to the thread pool costs several times the few SQLite
+    # statements of a read, and under load the loop and the pool's threads fight for the
+    # GIL. Whatever would wait goes to the pool as before.
+    immediate = container.storage.immediate_reads()
 
     async def on_loop_or_thread(operation: Callable[..., T], *args: Any) -> T:
         """Run a read on the loop when the storage can do it without waiting, else in the
         thread pool (where waiting is fine)."""
-        if loop_mode is not None:
+        if immediate is not None:
             try:
-                with loop_mode():
-                    return operation(*args)
-            except would_block:
+                return immediate.attempt(lambda: operation(*args))
+            except WouldWait:
                 pass  # it would have waited: do it where waiting is fine
         return await _in_thread(operation, *args)
 

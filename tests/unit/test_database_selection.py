@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from printjob_adapters.bootstrap import bootstrap, job_signal
+from printjob_adapters.bootstrap import bootstrap
 from printjob_adapters.postgres import SCHEMA_VERSION as PG_VERSION
 from printjob_adapters.postgres import PostgresJobSignal, PostgresStorage
 from printjob_adapters.runner import JobRunner
@@ -68,7 +68,7 @@ def test_the_url_selects_postgresql_and_its_wake_up_signal(tmp_path: Path) -> No
         settings = Settings(data_dir=tmp_path / "data", database_url=url)
         container = bootstrap(settings, lazy=True, probe=FakeImageProbe())
         assert isinstance(container.storage, PostgresStorage)
-        signal = job_signal(container.storage)
+        signal = container.storage.job_signal()
         assert isinstance(signal, PostgresJobSignal)
         signal.close()
         account = container.operator.create_account(3)
@@ -78,7 +78,7 @@ def test_the_url_selects_postgresql_and_its_wake_up_signal(tmp_path: Path) -> No
         drop_database(url)
     plain = bootstrap(Settings(data_dir=tmp_path / "sqlite"), lazy=True, probe=FakeImageProbe())
     assert isinstance(plain.storage, SqliteStorage)
-    assert job_signal(plain.storage) is None
+    assert plain.storage.job_signal() is None
     plain.close()
 
 
