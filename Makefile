@@ -1,18 +1,42 @@
 # The two set-up commands of the README: `make serve` and `make test`.
-# Both create .venv from the pinned lock file (nothing is downloaded at run time).
+# Both create .venv from the pinned, hashed lock files (nothing is downloaded at run time).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install serve test lint system-deps postgres
+.PHONY: install install-dev locks serve test lint system-deps postgres
 
-$(VENV)/.installed: requirements.lock pyproject.toml
+# `make serve` installs only what the service runs (requirements.lock); `make test` adds the
+# test, lint and benchmark tools (requirements-dev.lock, a superset pinned to the same
+# versions). Both locks carry hashes, so pip installs exactly the files they name; the
+# project itself is installed editable with the pinned setuptools (no build isolation, so
+# nothing unpinned is fetched to build it).
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+
+$(VENV)/.installed-runtime: requirements.lock pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PIP) --require-hashes -r requirements.lock
+	$(PIP) --no-deps --no-build-isolation -e .
 	touch $@
 
-install: $(VENV)/.installed
+$(VENV)/.installed-dev: requirements-dev.lock pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) --require-hashes -r requirements-dev.lock
+	$(PIP) --no-deps --no-build-isolation -e .
+	touch $@ $(VENV)/.installed-runtime
+
+install: $(VENV)/.installed-runtime
+
+install-dev: $(VENV)/.installed-dev
+
+# Rewrite both locks after a change to pyproject.toml's dependencies (pins are kept
+# unless `LOCK_ARGS=--upgrade`).
+LOCK_OPTS := --quiet --generate-hashes --allow-unsafe --strip-extras --build-deps-for=editable \
+  --no-emit-index-url --no-emit-find-links $(LOCK_ARGS)
+locks: install-dev
+	$(VENV)/bin/pip-compile $(LOCK_OPTS) -o requirements.lock pyproject.toml
+	$(VENV)/bin/pip-compile $(LOCK_OPTS) --extra test --extra bench --extra locks \
+	  -c requirements.lock -o requirements-dev.lock pyproject.toml
 
 # Renderers the tests check PDF and EPS output with.
 system-deps:
@@ -26,7 +50,7 @@ postgres:
 serve: install
 	$(VENV)/bin/printjob serve
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/mypy
@@ -36,7 +60,7 @@ lint: install
 # included), then the contract and reliability suites with every server on PostgreSQL.
 # .ci/postgres-up installs PostgreSQL from the Debian packages when it is missing and
 # starts a throwaway cluster on loopback (reused while it runs).
-test: install system-deps lint
+test: install-dev system-deps lint
 	@url=$$(.ci/postgres-up) && \
 	  echo "== tests on SQLite (PostgreSQL storage tests on $$url)" && \
 	  PRINTJOB_TEST_DATABASE_URL=$$url $(PY) -m pytest $(PYTEST_ARGS) && \

@@ -1,5 +1,6 @@
 """The `printjob` command: the server, the worker and the operator's commands.
 
+    printjob --version
     printjob serve [--host 127.0.0.1] [--port 8000] [--workers N]
     printjob worker
     printjob accounts create [--credits N] [--active-jobs-max 3|5|10] [--json]
@@ -296,12 +297,23 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 # -- the parser --
 
 
+def _version() -> str:
+    """The installed package's version (the one in pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("printjob")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Turn raster images into print files: the server, the worker and the "
         "operator's commands.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     serve = commands.add_parser("serve", help="run the API server (with job workers)")
@@ -450,13 +462,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(str(exc) or type(exc).__name__)
     except sqlite3.Error as exc:
         return _error(f"database error: {exc}")
+    except OSError as exc:
+        # Before the catch-all below, which re-raises: a data dir that cannot be made or
+        # a file that cannot be written is the operator's one-line error, not a traceback.
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _error(f"{exc.strerror or exc}{where}")
     except Exception as exc:
         if type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
             return _error(f"database error: {type(exc).__name__}: {exc}")
         raise
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        return _error(f"{exc.strerror or exc}{where}")
 
 
 if __name__ == "__main__":

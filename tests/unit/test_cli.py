@@ -300,6 +300,21 @@ def test_settings_errors_name_the_variable(cli: Cli) -> None:
     assert "PRINTJOB_DATABASE_URL" in message and "postgresql://" in message
 
 
+def test_version(cli: Cli) -> None:
+    done = cli.run("--version")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"printjob [0-9]+\.[0-9]+\.[0-9]+\n", done.stdout)
+
+
+def test_an_unusable_data_dir_is_a_one_line_error(cli: Cli, tmp_path: Path) -> None:
+    """An OSError (here: the data dir's parent is a file) is reported, not a traceback."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    message = cli.fails("accounts", "create", PRINTJOB_DATA_DIR=str(blocker / "var"))
+    assert "Not a directory" in message
+    assert str(blocker / "var") in message
+
+
 def test_help_and_console_script(cli: Cli) -> None:
     out = cli.ok("--help")
     for command in ("serve", "worker", "accounts", "credits", "keys", "openapi", "trace"):
