@@ -41,8 +41,8 @@ from tests.contract.support import (
     Client,
     ServerProcess,
     assert_problem,
-    fresh_window,
     free_port,
+    fresh_window,
     png,
 )
 
@@ -338,9 +338,7 @@ def test_a_request_over_30_mb_is_refused_by_nginx_with_the_api_problem(
     assert too_big.headers["content-type"].startswith(PROBLEM_JSON)
 
 
-def test_the_wrong_key_limit_counts_per_real_client_address(
-    front: Front, account: Client
-) -> None:
+def test_the_wrong_key_limit_counts_per_real_client_address(front: Front, account: Client) -> None:
     """Contract 5.5 behind nginx: the limit follows the client's own address, unspoofable."""
     bad = wrong_key(account.key)
     fresh_window()
