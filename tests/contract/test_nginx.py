@@ -41,6 +41,7 @@ from tests.contract.support import (
     Client,
     ServerProcess,
     assert_problem,
+    busy_png,
     free_port,
     fresh_window,
     png,
@@ -364,8 +365,12 @@ def test_the_wrong_key_limit_counts_per_real_client_address(front: Front, accoun
 
 
 def test_a_result_download_passes_through_nginx_intact(front: Front, account: Client) -> None:
-    """The print PNG downloaded through nginx is byte for byte the one the API serves."""
-    response = account.submit(image=png(400, 300), format="png")
+    """The print PNG downloaded through nginx is byte for byte the one the API serves.
+
+    A busy picture makes a file of over 1 MB: more than nginx keeps in memory for one
+    answer (`proxy_buffers 16 64k`), so its buffering of large answers takes part.
+    """
+    response = account.submit(image=busy_png(800, 200), format="png")
     assert response.status_code == 202, response.text
     job = account.wait(response.json()["id"])
     assert job["status"] == "succeeded", job
