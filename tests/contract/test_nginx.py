@@ -313,6 +313,7 @@ def test_a_25_mb_upload_is_accepted_through_nginx(front: Front, account: Client)
         # The public address in Location is nginx's (PRINTJOB_BASE_URL).
         assert response.headers["location"] == f"{front.nginx.url}/v1/jobs/{job['id']}"
         assert response.headers["cache-control"] == "no-store"
+        assert response.headers["strict-transport-security"] == "max-age=31536000"
         print(f"\n25 MB upload ({len(body):,} bytes) through nginx: 202 in {seconds:.2f} s")
     finished = account.wait(job["id"])
     assert finished["status"] == "succeeded", finished
@@ -415,6 +416,7 @@ def test_nginx_answers_server_busy_while_the_api_is_down(tmp_path: Path) -> None
                 response = client.request(method, path, headers={"Authorization": "Bearer x"})
                 body = assert_problem(response, 503, "server_busy")
                 assert response.headers["retry-after"] == "5"
+                assert response.headers["cache-control"] == "no-store"
                 assert "Idempotency-Key" in body["detail"]
     finally:
         nginx.stop()
