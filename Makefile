@@ -40,8 +40,8 @@ locks: install-dev
 
 # Renderers the tests check PDF and EPS output with.
 system-deps:
-	@command -v gs >/dev/null && command -v pdftoppm >/dev/null && command -v curl >/dev/null && PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ghostscript poppler-utils curl nginx >/dev/null; }
+	@command -v gs >/dev/null && command -v pdftoppm >/dev/null && command -v curl >/dev/null && command -v openssl >/dev/null && PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ghostscript poppler-utils curl openssl nginx >/dev/null; }
 
 # A throwaway PostgreSQL on loopback for the tests; prints its URL.
 postgres:

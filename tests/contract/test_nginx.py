@@ -52,30 +52,24 @@ ENV_FILE = ROOT / "deploy" / "systemd" / "printjob.env"
 MAX_REQUEST = 31_457_280  # contract section 8: 30 MB
 MB = 1024 * 1024
 
-# A self-signed certificate for 127.0.0.1 (and localhost), valid until 2126, made for this
-# test only (`openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 36500
-# -nodes -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1,DNS:localhost`). Its key
-# protects nothing: it exists so that the TLS server block of the site is what is tested.
-TEST_CERTIFICATE = """\
------BEGIN CERTIFICATE-----
-MIIBmzCCAUGgAwIBAgIUCVoR5qfUWPJ6xlz0mqzZpasF8V0wCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyNDA0MzIyNloYDzIxMjYxMDMx
-MDQzMjI2WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAARMDAMoyvaT3UXNLckYxnIQsnmLGEjcF9vpeHLoVRNFDKCCZRAuodMt
-gFWoW3yeEcWAlgE6cWyKpl1s+wxzDt8Qo28wbTAdBgNVHQ4EFgQU+rwADS6UTDzg
-IZtTuiW09HmTIkkwHwYDVR0jBBgwFoAU+rwADS6UTDzgIZtTuiW09HmTIkkwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwCgYIKoZI
-zj0EAwIDSAAwRQIgZ/bIwn3kF7Yil6jgPI1xPUvdtG0RWP10FB1eksz3CsMCIQDQ
-vc4N+TldwRtdNi4ZpXU17yf42ryhcj282rb30cmOow==
------END CERTIFICATE-----
-"""
-TEST_CERTIFICATE_KEY = """\
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgKGjHxc0zqfvsoko6
-LRMMB6aDG5yrHoDZYBQ1bobm5GWhRANCAARMDAMoyvaT3UXNLckYxnIQsnmLGEjc
-F9vpeHLoVRNFDKCCZRAuodMtgFWoW3yeEcWAlgE6cWyKpl1s+wxzDt8Q
------END PRIVATE KEY-----
-"""
+
+def make_test_certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, made for this run only by the
+    openssl command (so that the TLS server block of the site is what is tested)."""
+    certificate, key = directory / "tls.crt", directory / "tls.key"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+            "-days", "2", "-nodes", "-subj", "/CN=127.0.0.1",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", str(key), "-out", str(certificate),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )  # fmt: skip
+    key.chmod(0o600)
+    return certificate, key
 
 
 def nginx_binary() -> str:
@@ -99,16 +93,17 @@ class Nginx:
     def url(self) -> str:
         return f"https://127.0.0.1:{self.https_port}"
 
+    def trust(self) -> ssl.SSLContext:
+        """A client TLS context that trusts this run's test certificate (after start)."""
+        return ssl.create_default_context(cafile=str(self.prefix / "tls.crt"))
+
     @property
     def plain_url(self) -> str:
         return f"http://127.0.0.1:{self.http_port}"
 
     def site(self) -> str:
         """deploy/nginx/printjob.conf with its placeholders replaced (docs/deploy.md)."""
-        certificate, key = self.prefix / "tls.crt", self.prefix / "tls.key"
-        certificate.write_text(TEST_CERTIFICATE)
-        key.write_text(TEST_CERTIFICATE_KEY)
-        key.chmod(0o600)
+        certificate, key = make_test_certificate(self.prefix)
         text = SITE.read_text()
         for placeholder, value in {
             "__SERVER_NAME__": "127.0.0.1",
@@ -226,7 +221,7 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Front]:
     try:
         nginx.start()
         try:
-            yield Front(nginx, server, ssl.create_default_context(cadata=TEST_CERTIFICATE))
+            yield Front(nginx, server, nginx.trust())
         finally:
             nginx.stop()
     finally:
@@ -410,7 +405,7 @@ def test_nginx_answers_server_busy_while_the_api_is_down(tmp_path: Path) -> None
     nobody = f"127.0.0.1:{free_port()}"
     nginx = Nginx(tmp_path / "nginx", upstream=nobody).start()
     try:
-        tls = ssl.create_default_context(cadata=TEST_CERTIFICATE)
+        tls = nginx.trust()
         with httpx.Client(base_url=nginx.url, verify=tls, timeout=10) as client:
             for method, path in (("GET", "/v1/account"), ("POST", "/v1/jobs")):
                 response = client.request(method, path, headers={"Authorization": "Bearer x"})
