@@ -434,7 +434,7 @@ class Progress:
         self.out = out
         self.states = [_State(label) for label in labels]
         self.tty = stream.isatty() and os.environ.get("TERM") != "dumb"
-        self.width = min(32, max((len(label) for label in labels), default=8))
+        self.width = min(32, max([len("overall"), *(len(_line(label)) for label in labels)]))
         self._drawn = 0
         self._closed = False
 
