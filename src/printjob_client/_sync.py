@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 class Client:
-    """A client of the printjob API (`/v1`); thread-safe, one connection pool.
+    """A client of the printjob API (`/v1`) over one connection pool.
 
     >>> client = Client("pjk1_...", "https://printjob.example.com")
     >>> job = client.convert("logo.png", "logo.svg", format="svg", colors=4)

@@ -411,7 +411,7 @@ class _State:
     percent: int = 0
     active: bool = False
     finished: bool = False
-    last_line: str | None = field(default=None)
+    last_text: str | None = field(default=None)
 
 
 BAR_WIDTH = 24
@@ -498,10 +498,9 @@ class Progress:
             self._redraw()
             return
         state = self.states[index]
-        line = f"{PROG}: {_line(state.label)}: {state.text} {state.percent}%"
-        if line != state.last_line:
-            state.last_line = line
-            self.stream.write(line + "\n")
+        if state.text != state.last_text:  # one line per phase change
+            state.last_text = state.text
+            self.stream.write(f"{PROG}: {_line(state.label)}: {state.text} {state.percent}%\n")
             self.stream.flush()
 
     def _overall_line(self) -> None:
