@@ -327,8 +327,8 @@ async def _convert_one(
         return None
     try:
         for attempt in range(KEY_ATTEMPTS):
-            progress.note(index, "submitting")
             async with slots:
+                progress.note(index, "submitting")
                 job = await _submit(client, index, data, fields, attempt, progress)
                 if job.replayed and _ended_by_chance(job) and attempt + 1 < KEY_ATTEMPTS:
                     continue
@@ -415,6 +415,11 @@ class _State:
 
 
 BAR_WIDTH = 24
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in `width` columns: padded, or its end kept (the file name) when too long."""
+    return text.ljust(width) if len(text) <= width else "..." + text[-(width - 3) :]
 
 
 def _bar(percent: int) -> str:
@@ -513,10 +518,10 @@ class Progress:
         lines = []
         for state in self.states:
             if state.active and not state.finished:
-                name = _line(state.label)[: self.width].ljust(self.width)
+                name = _fit(_line(state.label), self.width)
                 lines.append(f"{name} {_bar(state.percent)} {state.percent:3d}% {state.text}")
         percent, finished = self._overall()
-        name = "overall"[: self.width].ljust(self.width)
+        name = _fit("overall", self.width)
         lines.append(f"{name} {_bar(percent)} {percent:3d}% {finished}/{len(self.states)} files")
         return [line[: columns - 1] for line in lines]
 
