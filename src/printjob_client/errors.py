@@ -14,6 +14,8 @@ waited for a job that did not succeed) and `WaitTimeout` (`wait(timeout=...)` ra
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -279,13 +281,21 @@ def error_class(code: str) -> type[PrintjobError]:
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """`Retry-After` in seconds (the API sends whole seconds), or None if absent or odd."""
+    """`Retry-After` in seconds, or None if absent or unreadable.
+
+    The API sends whole seconds; an HTTP date (which a proxy may send) counts from now."""
     if value is None:
         return None
     try:
         seconds = float(value.strip())
     except ValueError:
-        return None
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
     if seconds != seconds or seconds < 0:  # NaN or negative
         return None
     return seconds

@@ -381,3 +381,15 @@ def test_async_client_resends_with_the_same_key(scripted: tuple[str, Script]) ->
     job = asyncio.run(run())
     assert job.replayed
     assert len(script.seen) == 3 and len({s["idempotency-key"] for s in script.seen}) == 1
+
+
+def test_retry_after_in_seconds_or_as_an_http_date() -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from printjob_client.errors import parse_retry_after
+
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert parse_retry_after("5") == 5 and parse_retry_after(" 1 ") == 1
+    assert 25 < (parse_retry_after(soon) or 0) <= 30
+    assert parse_retry_after("soon") is None and parse_retry_after("-1") is None
