@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -124,9 +123,6 @@ def read_image(image: ImageInput) -> tuple[str, bytes]:
         raise TypeError("image must be a path, bytes, or a file opened in binary mode")
     name = getattr(image, "name", None)
     return (Path(name).name if isinstance(name, str) and name else "image"), data
-
-
-_SIZE = re.compile(r"[0-9]+[xX][0-9]+")
 
 
 def form_fields(

@@ -193,14 +193,6 @@ class Job:
             raw=dict(data),
         )
 
-    def with_answer(self, *, retry_after: float | None, replayed: bool | None = None) -> Job:
-        """This job with another answer's `retry_after` (and `replayed`)."""
-        return dataclasses.replace(
-            self,
-            retry_after=retry_after,
-            replayed=self.replayed if replayed is None else replayed,
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Limits:

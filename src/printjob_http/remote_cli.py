@@ -24,7 +24,8 @@ under a new key.
 Exit status:
     0   every image was converted and written;
     1   some image was not (each one line on stderr, ``printjob: error: <file>: <detail>``),
-        or the API could not be used at all (unreachable, key refused: one line);
+        or the run could not start at all (the API unreachable, the key refused, DIR
+        not creatable: one line);
     2   the command line or the environment is wrong: argparse's usage message, a bad
         option value or one the API refused (``invalid_parameter``), PRINTJOB_API_KEY not
         set, a bad PRINTJOB_API_URL, two images that would write the same file;
