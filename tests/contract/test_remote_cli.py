@@ -14,7 +14,7 @@ from pathlib import Path
 
 from printjob_http.remote_cli import Progress, idempotency_key
 from tests.contract.support import Client as HttpClient
-from tests.contract.support import ServerProcess, base_env, png
+from tests.contract.support import ServerProcess, base_env, busy_png, png
 
 
 def env_for(tmp_path: Path, account: HttpClient | None, **extra: str) -> dict[str, str]:
@@ -241,3 +241,25 @@ def test_a_terminal_gets_redrawn_bars(client: HttpClient) -> None:
     assert "\x1b[" in screen  # redrawn in place
     assert "printjob: error: b.png: it broke" in screen
     assert out.getvalue().startswith("wrote out/a.svg (svg ")
+
+
+def test_an_earlier_runs_canceled_job_is_asked_for_again(
+    client: HttpClient, tmp_path: Path
+) -> None:
+    from printjob_client import Client
+
+    source = Path(images(tmp_path, 1)[0])
+    key = idempotency_key(source.read_bytes(), {"format": "svg"})
+    with Client(client.key, client.server.base_url) as pj:
+        blocker = pj.submit(busy_png(1000, 200), format="svg")  # keeps the one worker busy a while
+        earlier = pj.submit(source, format="svg", idempotency_key=key)
+        assert pj.cancel(earlier).status == "canceled"
+        done = remote(tmp_path, client, "convert", str(source), "-o", str(tmp_path / "out"),
+                      "--format", "svg")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert ET.parse(tmp_path / "out" / "art-0.svg").getroot().tag.endswith("svg")
+        assert "earlier run" not in done.stdout  # a new job, under the next key
+        assert pj.wait(blocker).succeeded
+        again = pj.submit(source, format="svg", idempotency_key=f"{key}.2")
+        assert again.replayed and again.succeeded
+        assert pj.account().credits_balance == 8  # the blocker and one conversion
