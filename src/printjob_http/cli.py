@@ -403,6 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_trace_arguments(trace)
     trace.set_defaults(run=cmd_trace)
+
+    from printjob_http.remote_cli import add_remote_commands
+
+    add_remote_commands(commands)
     return parser
 
 
