@@ -353,3 +353,65 @@ def test_a_queued_job_wakes_a_listening_worker_on_commit_only(storage: PostgresS
         uow.jobs.add(job(2))
     assert signal.wait(0.2) is False  # rolled back: no notice
     signal.close()
+
+
+# -- databases made by earlier releases --
+
+SCHEMA_V1 = Path(__file__).with_name("schema_v1") / "postgresql.sql"
+
+
+def _schema_of(url: str) -> dict[str, list[tuple[object, ...]]]:
+    """The columns, constraints and indexes of printjob's tables, from the catalogs."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return {
+            "columns": conn.execute(
+                "SELECT table_name, column_name, ordinal_position, data_type, is_nullable, "
+                "column_default, is_identity, identity_generation FROM information_schema.columns "
+                "WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+            ).fetchall(),
+            "constraints": conn.execute(
+                "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                "FROM pg_constraint WHERE connamespace = current_schema()::regnamespace "
+                "ORDER BY 1, 2"
+            ).fetchall(),
+            "indexes": conn.execute(
+                "SELECT tablename, indexname, indexdef FROM pg_indexes "
+                "WHERE schemaname = current_schema() ORDER BY 1, 2"
+            ).fetchall(),
+        }
+
+
+def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
+    """A database made by the DDL printjob shipped before the schema was written once
+    opens unchanged, keeps its data, and has exactly what a new database gets."""
+    old, new = create_database(), create_database()
+    try:
+        with psycopg.connect(old, autocommit=True) as conn, conn.transaction():
+            for statement in SCHEMA_V1.read_text().split(";"):
+                if "CREATE" in statement:
+                    conn.execute(statement.encode())
+            conn.execute(
+                "CREATE TABLE printjob_schema_version "
+                "(version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            conn.execute("INSERT INTO printjob_schema_version (version) VALUES (1)")
+            conn.execute(
+                "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
+                "active_jobs_max) VALUES (%s, %s, 10, 0, 3)",
+                (account().id, T0),
+            )
+        before = _schema_of(old)
+        store = PostgresStorage(old)
+        assert store.migrate() == store.schema_version() == SCHEMA_VERSION == 1
+        assert balance(store) == 10
+        with store.unit_of_work() as uow:
+            uow.jobs.add(job(1))
+            uow.commit()
+        with store.reader() as uow:
+            assert uow.jobs.get(job(1).id) == job(1)
+        store.close()
+        open_storage(new).close()
+        assert _schema_of(old) == before == _schema_of(new)
+    finally:
+        drop_database(old)
+        drop_database(new)

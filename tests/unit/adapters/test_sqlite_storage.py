@@ -784,3 +784,49 @@ def test_services_over_sqlite_recover_and_sweep(tmp_path: Path, storage: SqliteS
         kept = uow.jobs.get(first.id)
         assert uow.idempotency.get(acct.id, "key-1") is None  # expired and purged
     assert kept is not None and kept.result is not None and kept.result_key is None
+
+
+# -- databases made by earlier releases --
+
+SCHEMA_V1 = Path(__file__).with_name("schema_v1") / "sqlite.sql"
+
+
+def _schema_of(path: Path) -> set[tuple[str, str, str]]:
+    """Every table and index: (type, name, its SQL with all whitespace removed)."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {(kind, name, "".join((sql or "").split())) for kind, name, sql in rows}
+
+
+def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Path) -> None:
+    """A file made by the DDL printjob shipped before the schema was written once opens
+    unchanged, keeps its data, and has exactly the tables and indexes a new file gets."""
+    old = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(old)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(SCHEMA_V1.read_text())
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute(
+        "INSERT INTO accounts (id, created_at, credits_balance, credits_held, active_jobs_max)"
+        " VALUES (?, ?, 10, 0, 3)",
+        (account().id, format_time(T0)),
+    )
+    conn.commit()
+    conn.close()
+    before = _schema_of(old)
+    store = open_storage(old)
+    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert balance(store) == 10
+    with store.unit_of_work() as uow:
+        uow.jobs.add(job(1))
+        uow.commit()
+    with store.reader() as uow:
+        assert uow.jobs.get(job(1).id) == job(1)
+    store.close()
+    open_storage(tmp_path / "new.sqlite3").close()
+    assert _schema_of(old) == before == _schema_of(tmp_path / "new.sqlite3")
