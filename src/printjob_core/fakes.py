@@ -20,7 +20,14 @@ import attrs
 from printjob_core.errors import UnsupportedImage
 from printjob_core.keys import KEY_ALPHABET, KEY_LENGTH, KEY_PREFIX
 from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
-from printjob_core.ports import ImageInfo, RateDecision
+from printjob_core.ports import (
+    AccountRepository,
+    IdempotencyRepository,
+    ImageInfo,
+    JobRepository,
+    KeyRepository,
+    RateDecision,
+)
 
 
 class FakeClock:
@@ -259,6 +266,11 @@ class FakeUnitOfWork:
     A reader (`read_only=True`) takes the last committed state without the writers' lock
     and its `commit()` publishes nothing.
     """
+
+    accounts: AccountRepository
+    keys: KeyRepository
+    jobs: JobRepository
+    idempotency: IdempotencyRepository
 
     def __init__(self, store: FakeStore, *, read_only: bool = False) -> None:
         self.store = store

@@ -62,10 +62,12 @@ class Dialect:
     skip_locked: str
     #: Sent inside the transaction that queued a job: delivered on commit only.
     notify_queued: str | None
-    rows: RowMapper = attrs.field(init=False, eq=False)
-
-    def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "rows", RowMapper(self.times))
+    #: Domain values <-> rows, with this database's times.
+    rows: RowMapper = attrs.field(
+        init=False,
+        eq=False,
+        default=attrs.Factory(lambda self: RowMapper(self.times), takes_self=True),
+    )
 
     def sql(self, text: str) -> str:
         """A statement written with `?` placeholders, in this database's style."""
