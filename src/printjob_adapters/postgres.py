@@ -7,35 +7,23 @@ their row locks), the polling views and the counters' statements are written onc
 the transactions, the schema version table and `LISTEN`. The storage contract suite
 (tests/unit/adapters/test_storage_contract.py) runs the same behaviours on both.
 
-Transactions and locks (the guarantees the core relies on):
+What PostgreSQL adds to the rules of `printjob_adapters.sql.repositories` (row locks
+account before job, the queue taken with `SKIP LOCKED`, `NOTIFY` on commit):
 
-- A write unit of work is one `READ COMMITTED` transaction. Every row it reads in order to
-  change it is locked `FOR UPDATE`, always **account before job**, so two processes can
-  never both read a balance or a job's state and both act on it:
-  - `accounts.get` locks the account row;
-  - `jobs.get` locks the job's account row, then the job row;
-  - `idempotency.get` locks the account row before it looks the key up, so two concurrent
-    submissions with one key queue on that lock and the second sees the first's record
-    (and the unique `(account_id, key)` key backs it up);
-  - `jobs.next_queued` takes the oldest queued job with `FOR UPDATE SKIP LOCKED` (the
-    queue: workers never wait for each other), and `claim` touches no account;
-  - `jobs.running_with_lease_before` (recovery) and `jobs.unfinished_for` (disabling an
-    account) lock the accounts first, in id order, then the jobs.
-  The job row, the credit hold and the idempotency record therefore commit together or
-  not at all, exactly as on SQLite, while different accounts proceed in parallel.
+- A write unit of work is one `READ COMMITTED` transaction whose row locks do what
+  SQLite's whole-database write lock does, while different accounts proceed in parallel;
+  no transaction ever has to be retried (the core's unit of work cannot re-run its body).
 - Waiting is bounded: `lock_timeout` (PRINTJOB_BUSY_TIMEOUT_SECONDS) for a row lock, the
-  same for a pooled connection; running out, or a deadlock PostgreSQL broke, raises
-  `ServerBusy` (design decision 8): the transaction was rolled back, nothing changed.
+  same for a pooled connection; running out, or a deadlock PostgreSQL broke, or a lost
+  connection raises `ServerBusy` (design decision 8): rolled back, nothing changed.
 - A read unit of work is a `REPEATABLE READ READ ONLY` transaction: one snapshot, no locks.
-- The rate limiter's counters live in the same database: one autocommit
-  `INSERT ... ON CONFLICT DO UPDATE ... RETURNING count` per hit.
-- A job that becomes queued (`jobs.add`, or a save back to `queued`) sends
-  `NOTIFY printjob_jobs` inside its transaction, so the notice goes out on commit only;
-  `PostgresJobSignal` LISTENs for it and wakes an idle worker at once.
+- `PostgresJobSignal` LISTENs on the channel a queued job is announced on, and wakes an
+  idle worker at once.
 - Connections: one small `psycopg_pool.ConnectionPool` per process, created on first use
   and again after a fork (a child never touches its parent's sockets).
-- Schema: numbered migrations recorded in `printjob_schema_version`, applied under an
-  advisory lock by `printjob db upgrade` and on start.
+- Schema: the migrations of `printjob_adapters.sql.schema`, recorded in
+  `printjob_schema_version` and applied under an advisory lock (concurrent starts apply
+  them once) by `printjob db upgrade` and on start.
 """
 
 from __future__ import annotations
@@ -59,10 +47,8 @@ from printjob_adapters.sql.rate_counts import ExactHits, RateCountSql, oldest_ke
 from printjob_adapters.sql.repositories import Cursor, Params, SqlUnitOfWork
 from printjob_adapters.sql.schema import SCHEMA_VERSION, SchemaError, upgrade_statements
 from printjob_adapters.sql.views import SqlViews
-from printjob_core.errors import ServerBusy
+from printjob_adapters.storage import BUSY_RETRY_AFTER, busy
 
-#: Seconds a client is told to wait when the database stayed locked.
-BUSY_RETRY_AFTER = 2
 #: The channel a newly queued job is announced on.
 CHANNEL = JOB_CHANNEL
 #: Key of the advisory lock that serialises schema migrations.
@@ -85,24 +71,16 @@ _BUSY_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-def _busy(what: str) -> ServerBusy:
-    return ServerBusy(
-        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
-        "again with the same Idempotency-Key.",
-        retry_after=BUSY_RETRY_AFTER,
-    )
-
-
 @contextmanager
 def _busy_on_contention(what: str) -> Iterator[None]:
     try:
         yield
     except _BUSY_ERRORS as exc:
-        raise _busy(what) from exc
+        raise busy(what) from exc
     except PoolTimeout as exc:
-        raise _busy("no database connection was free") from exc
+        raise busy("no database connection was free") from exc
     except psycopg.OperationalError as exc:
-        raise _busy("the database could not be reached") from exc
+        raise busy("the database could not be reached") from exc
 
 
 # -- connections --

@@ -43,27 +43,16 @@ from printjob_adapters.sql.rows import format_time, parse_time
 from printjob_adapters.sql.schema import SCHEMA_VERSION, SchemaError
 from printjob_adapters.sql.schema import upgrade_statements as _upgrade_statements
 from printjob_adapters.sql.views import SqlViews
-from printjob_adapters.storage import WouldWait
-from printjob_core.errors import ServerBusy
+from printjob_adapters.storage import BUSY_RETRY_AFTER, WouldWait, busy
 
-#: Seconds a client is told to wait when the database stayed locked.
-BUSY_RETRY_AFTER = 2
 _T = TypeVar("_T")
 
 # -- connections --
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
+def _isbusy(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
-
-
-def _busy(what: str) -> ServerBusy:
-    return ServerBusy(
-        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
-        "again with the same Idempotency-Key.",
-        retry_after=BUSY_RETRY_AFTER,
-    )
 
 
 class WouldBlock(Exception):
@@ -95,7 +84,7 @@ def nonblocking() -> Iterator[None]:
 
 
 def _busy_or_would_block(what: str) -> Exception:
-    return WouldBlock(what) if _nonblocking_now() else _busy(what)
+    return WouldBlock(what) if _nonblocking_now() else busy(what)
 
 
 def _acquire(lock: threading.RLock, timeout: float, what: str) -> None:
@@ -181,7 +170,7 @@ def _write_transaction(db: sqlite_utils.Database, what: str) -> Iterator[None]:
     try:
         db.conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        if _is_busy(exc):
+        if _isbusy(exc):
             raise _busy_or_would_block(what) from exc
         raise
     try:
@@ -193,7 +182,7 @@ def _write_transaction(db: sqlite_utils.Database, what: str) -> Iterator[None]:
         db.conn.execute("COMMIT")
     except sqlite3.OperationalError as exc:
         _rollback(db)
-        if _is_busy(exc):
+        if _isbusy(exc):
             raise _busy_or_would_block(what) from exc
         raise
 
@@ -244,7 +233,7 @@ class SqliteUnitOfWork(SqlUnitOfWork):
         except sqlite3.OperationalError as exc:
             _rollback(self.db)
             self._unlock()
-            if _is_busy(exc):
+            if _isbusy(exc):
                 raise _busy_or_would_block("the database stayed locked") from exc
             raise
         except BaseException:
@@ -267,7 +256,7 @@ class SqliteUnitOfWork(SqlUnitOfWork):
         try:
             self.db.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if _isbusy(exc):
                 raise _busy_or_would_block("the database stayed locked") from exc
             raise
 
@@ -294,7 +283,7 @@ def _views(connections: _Connections) -> SqlViews:
         try:
             row: sqlite3.Row | None = connections.get().conn.execute(sql, params).fetchone()
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if _isbusy(exc):
                 raise _busy_or_would_block("reading") from exc
             raise
         return row
@@ -333,7 +322,7 @@ class SqliteRateLimiter(ExactHits):
         try:
             row = db.conn.execute(_RATE_SQL.add, (bucket, start, amount, amount)).fetchone()
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if _isbusy(exc):
                 raise _busy_or_would_block("rate limiter") from exc
             raise
         if start > self._swept_window:
