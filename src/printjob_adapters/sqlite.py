@@ -50,7 +50,7 @@ _T = TypeVar("_T")
 # -- connections --
 
 
-def _isbusy(exc: sqlite3.OperationalError) -> bool:
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
 
@@ -170,7 +170,7 @@ def _write_transaction(db: sqlite_utils.Database, what: str) -> Iterator[None]:
     try:
         db.conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
-        if _isbusy(exc):
+        if _is_busy(exc):
             raise _busy_or_would_block(what) from exc
         raise
     try:
@@ -182,7 +182,7 @@ def _write_transaction(db: sqlite_utils.Database, what: str) -> Iterator[None]:
         db.conn.execute("COMMIT")
     except sqlite3.OperationalError as exc:
         _rollback(db)
-        if _isbusy(exc):
+        if _is_busy(exc):
             raise _busy_or_would_block(what) from exc
         raise
 
@@ -233,7 +233,7 @@ class SqliteUnitOfWork(SqlUnitOfWork):
         except sqlite3.OperationalError as exc:
             _rollback(self.db)
             self._unlock()
-            if _isbusy(exc):
+            if _is_busy(exc):
                 raise _busy_or_would_block("the database stayed locked") from exc
             raise
         except BaseException:
@@ -256,7 +256,7 @@ class SqliteUnitOfWork(SqlUnitOfWork):
         try:
             self.db.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
-            if _isbusy(exc):
+            if _is_busy(exc):
                 raise _busy_or_would_block("the database stayed locked") from exc
             raise
 
@@ -283,7 +283,7 @@ def _views(connections: _Connections) -> SqlViews:
         try:
             row: sqlite3.Row | None = connections.get().conn.execute(sql, params).fetchone()
         except sqlite3.OperationalError as exc:
-            if _isbusy(exc):
+            if _is_busy(exc):
                 raise _busy_or_would_block("reading") from exc
             raise
         return row
@@ -322,7 +322,7 @@ class SqliteRateLimiter(ExactHits):
         try:
             row = db.conn.execute(_RATE_SQL.add, (bucket, start, amount, amount)).fetchone()
         except sqlite3.OperationalError as exc:
-            if _isbusy(exc):
+            if _is_busy(exc):
                 raise _busy_or_would_block("rate limiter") from exc
             raise
         if start > self._swept_window:
