@@ -30,7 +30,7 @@ TEXT_TIMES = TimeCodec(write=format_time, read=parse_time)
 NATIVE_TIMES = TimeCodec(write=aware_utc, read=_as_utc)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Dialect:
     """One database's SQL: placeholders, time codec, column types, row locks, notify."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 
 import attrs
 import cattrs
@@ -101,18 +101,28 @@ def load_json(value: Any, kind: type[_T]) -> _T | None:
     if value is None:
         return None
     if isinstance(value, str):
-        shape = cast(Hashable, kind)
-        return cast(_T, _load_text(value, shape))
+        loader = _TEXT_LOADERS.get(kind)
+        if loader is None:
+            loader = _TEXT_LOADERS[kind] = _text_loader(kind)
+        loaded: _T = loader(value)
+        return loaded
     if isinstance(value, bytes):
         value = json.loads(value)
     return _json.structure(value, kind)
 
 
-@functools.lru_cache(maxsize=4096)
-def _load_text(text: str, kind: Hashable) -> Any:
-    """JSON text to a value, remembered: a polled job's options and result are read again
+def _text_loader(kind: type[Any]) -> Callable[[str], Any]:
+    """JSON text to a `kind`, remembered: a polled job's options and result are read again
     and again, and the values are immutable (frozen attrs), so one copy serves every read."""
-    return _json.structure(json.loads(text), cast(type[Any], kind))
+
+    @functools.lru_cache(maxsize=4096)
+    def load(text: str) -> Any:
+        return _json.structure(json.loads(text), kind)
+
+    return load
+
+
+_TEXT_LOADERS: dict[type[Any], Callable[[str], Any]] = {}
 
 
 @attrs.frozen
