@@ -83,7 +83,8 @@ class _Repository:
         if self.locking and account_ids:
             ids = sorted(set(account_ids))
             marks = ", ".join("?" * len(ids))
-            self._all(f"SELECT id FROM accounts WHERE id IN ({marks}) ORDER BY id FOR UPDATE", ids)
+            locked = f"ORDER BY id{self._for_update}"
+            self._all(f"SELECT id FROM accounts WHERE id IN ({marks}) {locked}", ids)
 
 
 class SqlAccounts(_Repository):
