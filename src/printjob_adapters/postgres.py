@@ -1,49 +1,40 @@
 """The shared storage: every repository port, the unit of work, the rate limiter and the
 job queue on PostgreSQL (psycopg 3), for API and worker processes on several machines.
 
-Selected by `PRINTJOB_DATABASE_URL=postgresql://...`; it mirrors `printjob_adapters.sqlite`
-port for port, and the same repository tests run against both.
+Selected by `PRINTJOB_DATABASE_URL=postgresql://...`. The schema, the repositories (with
+their row locks), the polling views and the counters' statements are written once in
+`printjob_adapters.sql`, here in the `POSTGRESQL` dialect; this module keeps the pool,
+the transactions, the schema version table and `LISTEN`. The storage contract suite
+(tests/unit/adapters/test_storage_contract.py) runs the same behaviours on both.
 
-Transactions and locks (the guarantees the core relies on):
+What PostgreSQL adds to the rules of `printjob_adapters.sql.repositories` (row locks
+account before job, the queue taken with `SKIP LOCKED`, `NOTIFY` on commit):
 
-- A write unit of work is one `READ COMMITTED` transaction. Every row it reads in order to
-  change it is locked `FOR UPDATE`, always **account before job**, so two processes can
-  never both read a balance or a job's state and both act on it:
-  - `accounts.get` locks the account row;
-  - `jobs.get` locks the job's account row, then the job row;
-  - `idempotency.get` locks the account row before it looks the key up, so two concurrent
-    submissions with one key queue on that lock and the second sees the first's record
-    (and the unique `(account_id, key)` key backs it up);
-  - `jobs.next_queued` takes the oldest queued job with `FOR UPDATE SKIP LOCKED` (the
-    queue: workers never wait for each other), and `claim` touches no account;
-  - `jobs.running_with_lease_before` (recovery) and `jobs.unfinished_for` (disabling an
-    account) lock the accounts first, in id order, then the jobs.
-  The job row, the credit hold and the idempotency record therefore commit together or
-  not at all, exactly as on SQLite, while different accounts proceed in parallel.
+- A write unit of work is one `READ COMMITTED` transaction whose row locks do what
+  SQLite's whole-database write lock does, while different accounts proceed in parallel;
+  no transaction ever has to be retried (the core's unit of work cannot re-run its body).
 - Waiting is bounded: `lock_timeout` (PRINTJOB_BUSY_TIMEOUT_SECONDS) for a row lock, the
-  same for a pooled connection; running out, or a deadlock PostgreSQL broke, raises
-  `ServerBusy` (design decision 8): the transaction was rolled back, nothing changed.
+  same for a pooled connection; running out, or a deadlock PostgreSQL broke, or a lost
+  connection raises `ServerBusy` (design decision 8): rolled back, nothing changed.
 - A read unit of work is a `REPEATABLE READ READ ONLY` transaction: one snapshot, no locks.
-- The rate limiter's counters live in the same database: one autocommit
-  `INSERT ... ON CONFLICT DO UPDATE ... RETURNING count` per hit.
-- A job that becomes queued (`jobs.add`, or a save back to `queued`) sends
-  `NOTIFY printjob_jobs` inside its transaction, so the notice goes out on commit only;
-  `PostgresJobSignal` LISTENs for it and wakes an idle worker at once.
+- `PostgresJobSignal` LISTENs on the channel a queued job is announced on, and wakes an
+  idle worker at once.
 - Connections: one small `psycopg_pool.ConnectionPool` per process, created on first use
   and again after a fork (a child never touches its parent's sockets).
-- Schema: numbered migrations recorded in `printjob_schema_version`, applied under an
-  advisory lock by `printjob db upgrade` and on start.
+- Schema: the migrations of `printjob_adapters.sql.schema`, recorded in
+  `printjob_schema_version` and applied under an advisory lock (concurrent starts apply
+  them once) by `printjob db upgrade` and on start.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import psycopg
 import psycopg.errors
@@ -51,153 +42,19 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from printjob_adapters.rate_leases import LeasedRateLimiter, minute_window
-from printjob_adapters.rows import JOB_COLUMNS as _JOB_COLUMNS
-from printjob_adapters.rows import (
-    NATIVE_TIMES,
-    RowMapper,
-    account_by_key_sql,
-    aware_utc,
-    job_by_key_sql,
-)
-from printjob_adapters.sqlite import SchemaError
-from printjob_core.errors import ServerBusy
-from printjob_core.model import (
-    Account,
-    ApiKey,
-    IdempotencyRecord,
-    Job,
-    JobStatus,
-)
-from printjob_core.ports import (
-    AccountByKey,
-    AccountRepository,
-    IdempotencyRepository,
-    JobByKey,
-    JobRepository,
-    KeyRepository,
-    RateDecision,
-)
+from printjob_adapters.sql.dialect import JOB_CHANNEL, POSTGRESQL
+from printjob_adapters.sql.rate_counts import ExactHits, RateCountSql, oldest_kept
+from printjob_adapters.sql.repositories import Cursor, Params, SqlUnitOfWork
+from printjob_adapters.sql.schema import SCHEMA_VERSION, SchemaError, upgrade_statements
+from printjob_adapters.sql.views import SqlViews
+from printjob_adapters.storage import BUSY_RETRY_AFTER, busy
 
-#: Seconds a client is told to wait when the database stayed locked.
-BUSY_RETRY_AFTER = 2
 #: The channel a newly queued job is announced on.
-CHANNEL = "printjob_jobs"
+CHANNEL = JOB_CHANNEL
 #: Key of the advisory lock that serialises schema migrations.
 _MIGRATION_LOCK = 0x7072_696E_746A_6F62 & 0x7FFF_FFFF_FFFF_FFFF
-_T = TypeVar("_T")
 
-# -- schema: migration N brings a database from version N-1 to N --
-
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """
-        CREATE TABLE accounts (
-            id TEXT PRIMARY KEY,
-            created_at TIMESTAMPTZ NOT NULL,
-            credits_balance BIGINT NOT NULL,
-            credits_held BIGINT NOT NULL CHECK (credits_held >= 0),
-            active_jobs_max INTEGER NOT NULL CHECK (active_jobs_max >= 1),
-            disabled BOOLEAN NOT NULL DEFAULT FALSE
-        )
-        """,
-        """
-        CREATE TABLE api_keys (
-            seq BIGINT GENERATED ALWAYS AS IDENTITY,
-            id TEXT PRIMARY KEY,
-            account_id TEXT NOT NULL REFERENCES accounts(id),
-            key_hash TEXT NOT NULL,
-            hint TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            revoked_at TIMESTAMPTZ
-        )
-        """,
-        "CREATE UNIQUE INDEX api_keys_hash ON api_keys (key_hash)",
-        "CREATE INDEX api_keys_account ON api_keys (account_id, created_at, seq)",
-        """
-        CREATE TABLE jobs (
-            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            account_id TEXT NOT NULL REFERENCES accounts(id),
-            status TEXT NOT NULL
-                CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
-            phase TEXT,
-            progress INTEGER,
-            created_at TIMESTAMPTZ NOT NULL,
-            finished_at TIMESTAMPTZ,
-            options JSONB NOT NULL,
-            credits_charged INTEGER NOT NULL DEFAULT 0,
-            result JSONB,
-            error JSONB,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            image_key TEXT,
-            result_key TEXT,
-            result_expires_at TIMESTAMPTZ,
-            lease_expires_at TIMESTAMPTZ
-        )
-        """,
-        "CREATE INDEX jobs_queued ON jobs (seq) WHERE status = 'queued'",
-        "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE status = 'running'",
-        "CREATE INDEX jobs_account_status ON jobs (account_id, status)",
-        """
-        CREATE INDEX jobs_result_expiry ON jobs (result_expires_at)
-            WHERE result_key IS NOT NULL
-        """,
-        """
-        CREATE TABLE idempotency_keys (
-            account_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            job_id TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            expires_at TIMESTAMPTZ NOT NULL,
-            PRIMARY KEY (account_id, key)
-        )
-        """,
-        "CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at)",
-        """
-        CREATE TABLE rate_counts (
-            bucket TEXT NOT NULL,
-            window_start BIGINT NOT NULL,
-            count INTEGER NOT NULL,
-            PRIMARY KEY (bucket, window_start)
-        )
-        """,
-        "CREATE INDEX rate_counts_window ON rate_counts (window_start)",
-    ),
-)
-#: The schema version this code writes.
-SCHEMA_VERSION = len(_MIGRATIONS)
-
-
-# -- values <-> rows --
-
-
-_aware = aware_utc
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    return None if moment is None else moment.astimezone(UTC)
-
-
-def _aware_or_none(moment: datetime | None) -> datetime | None:
-    return None if moment is None else _aware(moment)
-
-
-_JSON_COLUMNS = frozenset({"options", "result", "error"})
-
-
-def _placeholder(name: str) -> str:
-    return f"%({name})s::jsonb" if name in _JSON_COLUMNS else f"%({name})s"
-
-
-_rows = RowMapper(NATIVE_TIMES)
-_job_row, _job, _account, _key, _record = (
-    _rows.job_row,
-    _rows.job,
-    _rows.account,
-    _rows.key,
-    _rows.record,
-)
+Connection = psycopg.Connection[dict[str, Any]]
 
 
 # -- errors --
@@ -214,24 +71,16 @@ _BUSY_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-def _busy(what: str) -> ServerBusy:
-    return ServerBusy(
-        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
-        "again with the same Idempotency-Key.",
-        retry_after=BUSY_RETRY_AFTER,
-    )
-
-
 @contextmanager
 def _busy_on_contention(what: str) -> Iterator[None]:
     try:
         yield
     except _BUSY_ERRORS as exc:
-        raise _busy(what) from exc
+        raise busy(what) from exc
     except PoolTimeout as exc:
-        raise _busy("no database connection was free") from exc
+        raise busy("no database connection was free") from exc
     except psycopg.OperationalError as exc:
-        raise _busy("the database could not be reached") from exc
+        raise busy("the database could not be reached") from exc
 
 
 # -- connections --
@@ -245,7 +94,7 @@ class _Pool:
         self.max_size = max(1, max_size)
         self.timeout = timeout
         self.lock_timeout = lock_timeout
-        self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
+        self._pool: ConnectionPool[Connection] | None = None
         self._pid = 0
         self._lock = threading.Lock()
 
@@ -256,7 +105,7 @@ class _Pool:
         conn.execute(f"SET lock_timeout = {millis}")
         conn.execute("SET idle_in_transaction_session_timeout = 600000")
 
-    def get(self) -> ConnectionPool[psycopg.Connection[dict[str, Any]]]:
+    def get(self) -> ConnectionPool[Connection]:
         pid = os.getpid()
         pool = self._pool
         if pool is not None and self._pid == pid:
@@ -281,15 +130,15 @@ class _Pool:
             return self._pool
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def connection(self) -> Iterator[Connection]:
         with _busy_on_contention("the database"), self.get().connection() as conn:
             yield conn
 
-    def acquire(self) -> psycopg.Connection[dict[str, Any]]:
+    def acquire(self) -> Connection:
         with _busy_on_contention("the database"):
             return self.get().getconn()
 
-    def release(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
+    def release(self, conn: Connection) -> None:
         pool = self._pool
         if pool is not None and self._pid == os.getpid():
             pool.putconn(conn)
@@ -301,242 +150,27 @@ class _Pool:
                 pool.close()
 
 
-# -- repositories --
+# -- statements --
 
 
-class _Repository:
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]], *, locking: bool) -> None:
+class _Guarded:
+    """A connection whose statements answer lock waits and lost connections with
+    `ServerBusy`: the `Executor` the repositories run on."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        #: Inside a write unit of work: lock what is read to be changed.
-        self.locking = locking
 
-    def _execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
         with _busy_on_contention("the database stayed locked"):
-            return self.conn.execute(sql, params)  # type: ignore[arg-type]
-
-    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self._execute(sql, params).fetchone()
-        return row
-
-    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self._execute(sql, params).fetchall()
-        return rows
-
-    def _lock_accounts(self, account_ids: Sequence[str]) -> None:
-        """Lock account rows in id order (the one order every transaction uses)."""
-        if self.locking and account_ids:
-            self._execute(
-                "SELECT id FROM accounts WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
-                (sorted(set(account_ids)),),
-            )
-
-    @property
-    def _for_update(self) -> str:
-        return " FOR UPDATE" if self.locking else ""
-
-
-class PostgresAccounts(_Repository):
-    def add(self, account: Account) -> None:
-        self._execute(
-            "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
-            "active_jobs_max, disabled) VALUES (%s, %s, %s, %s, %s, %s)",
-            (
-                account.id,
-                _aware(account.created_at),
-                account.credits_balance,
-                account.credits_held,
-                account.active_jobs_max,
-                account.disabled,
-            ),
-        )
-
-    def get(self, account_id: str) -> Account | None:
-        row = self._one(f"SELECT * FROM accounts WHERE id = %s{self._for_update}", (account_id,))
-        return None if row is None else _account(row)
-
-    def save(self, account: Account) -> None:
-        cursor = self._execute(
-            "UPDATE accounts SET credits_balance = %s, credits_held = %s, "
-            "active_jobs_max = %s, disabled = %s WHERE id = %s",
-            (
-                account.credits_balance,
-                account.credits_held,
-                account.active_jobs_max,
-                account.disabled,
-                account.id,
-            ),
-        )
-        if cursor.rowcount != 1:
-            raise KeyError(f"no account {account.id}")
-
-
-class PostgresKeys(_Repository):
-    def add(self, key: ApiKey) -> None:
-        self._execute(
-            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (
-                key.id,
-                key.account_id,
-                key.key_hash,
-                key.hint,
-                _aware(key.created_at),
-                _aware_or_none(key.revoked_at),
-            ),
-        )
-
-    def get(self, key_id: str) -> ApiKey | None:
-        row = self._one(f"SELECT * FROM api_keys WHERE id = %s{self._for_update}", (key_id,))
-        return None if row is None else _key(row)
-
-    def find_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = self._one("SELECT * FROM api_keys WHERE key_hash = %s", (key_hash,))
-        return None if row is None else _key(row)
-
-    def list_for(self, account_id: str) -> list[ApiKey]:
-        rows = self._all(
-            "SELECT * FROM api_keys WHERE account_id = %s ORDER BY created_at, seq",
-            (account_id,),
-        )
-        return [_key(row) for row in rows]
-
-    def save(self, key: ApiKey) -> None:
-        cursor = self._execute(
-            "UPDATE api_keys SET hint = %s, revoked_at = %s WHERE id = %s",
-            (key.hint, _aware_or_none(key.revoked_at), key.id),
-        )
-        if cursor.rowcount != 1:
-            raise KeyError(f"no key {key.id}")
-
-
-_UNFINISHED = [JobStatus.QUEUED.value, JobStatus.RUNNING.value]
-
-
-class PostgresJobs(_Repository):
-    def add(self, job: Job) -> None:
-        row = _job_row(job)
-        names = ", ".join(row)
-        marks = ", ".join(_placeholder(name) for name in row)
-        self._execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
-        if job.status is JobStatus.QUEUED:
-            self._notify()
-
-    def _notify(self) -> None:
-        # Delivered when (and only if) the transaction commits.
-        self._execute(f"NOTIFY {CHANNEL}")
-
-    def get(self, job_id: str) -> Job | None:
-        if self.locking:
-            owner = self._one("SELECT account_id FROM jobs WHERE id = %s", (job_id,))
-            if owner is None:
-                return None
-            self._lock_accounts([owner["account_id"]])
-        row = self._one(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = %s{self._for_update}", (job_id,)
-        )
-        return None if row is None else _job(row)
-
-    def save(self, job: Job) -> None:
-        row = _job_row(job)
-        assignments = ", ".join(f"{name} = {_placeholder(name)}" for name in row if name != "id")
-        cursor = self._execute(f"UPDATE jobs SET {assignments} WHERE id = %(id)s", row)
-        if cursor.rowcount != 1:
-            raise KeyError(f"no job {job.id}")
-        if job.status is JobStatus.QUEUED:
-            self._notify()
-
-    def unfinished_for(self, account_id: str) -> list[Job]:
-        self._lock_accounts([account_id])
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE account_id = %s AND status = ANY(%s) "
-            f"ORDER BY seq{self._for_update}",
-            (account_id, _UNFINISHED),
-        )
-        return [_job(row) for row in rows]
-
-    def count_unfinished(self, account_id: str) -> int:
-        row = self._one(
-            "SELECT count(*) AS n FROM jobs WHERE account_id = %s AND status = ANY(%s)",
-            (account_id, _UNFINISHED),
-        )
-        return 0 if row is None else int(row["n"])
-
-    def next_queued(self) -> Job | None:
-        # The queue: the oldest queued job nobody else holds. A job another transaction
-        # changed meanwhile is re-checked against `status = 'queued'` under the lock.
-        skip = " FOR UPDATE SKIP LOCKED" if self.locking else ""
-        row = self._one(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE status = 'queued' ORDER BY seq LIMIT 1{skip}"
-        )
-        return None if row is None else _job(row)
-
-    def running_with_lease_before(self, moment: datetime) -> list[Job]:
-        params = (_aware(moment),)
-        where = "status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < %s"
-        if self.locking:
-            owners = self._all(f"SELECT DISTINCT account_id FROM jobs WHERE {where}", params)
-            if not owners:
-                return []
-            self._lock_accounts([row["account_id"] for row in owners])
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq{self._for_update}",
-            params,
-        )
-        return [_job(row) for row in rows]
-
-    def results_expiring_before(self, moment: datetime) -> list[Job]:
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE result_key IS NOT NULL "
-            f"AND result_expires_at < %s ORDER BY result_expires_at, seq{self._for_update}",
-            (_aware(moment),),
-        )
-        return [_job(row) for row in rows]
-
-    def count_queued(self) -> int:
-        row = self._one("SELECT count(*) AS n FROM jobs WHERE status = 'queued'")
-        return 0 if row is None else int(row["n"])
-
-
-class PostgresIdempotency(_Repository):
-    def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
-        # In a write unit of work the account lock comes first: a second submission with
-        # the same key waits here until the first commits, then finds its record.
-        self._lock_accounts([account_id])
-        row = self._one(
-            "SELECT * FROM idempotency_keys WHERE account_id = %s AND key = %s",
-            (account_id, key),
-        )
-        return None if row is None else _record(row)
-
-    def put(self, record: IdempotencyRecord) -> None:
-        self._execute(
-            "INSERT INTO idempotency_keys "
-            "(account_id, key, fingerprint, job_id, created_at, expires_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
-            "job_id = excluded.job_id, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at",
-            (
-                record.account_id,
-                record.key,
-                record.fingerprint,
-                record.job_id,
-                _aware(record.created_at),
-                _aware(record.expires_at),
-            ),
-        )
-
-    def purge_expired(self, now: datetime) -> int:
-        cursor = self._execute(
-            "DELETE FROM idempotency_keys WHERE expires_at <= %s", (_aware(now),)
-        )
-        return int(cursor.rowcount)
+            return self.conn.execute(sql, parameters)
 
 
 # -- unit of work --
 
 
-class PostgresUnitOfWork:
+class PostgresUnitOfWork(SqlUnitOfWork):
     """The `UnitOfWork` port: one PostgreSQL transaction over every repository.
 
     A writer is `READ COMMITTED` with row locks (see the module notes); a reader is a
@@ -545,10 +179,9 @@ class PostgresUnitOfWork:
     """
 
     def __init__(self, pool: _Pool, *, read_only: bool = False) -> None:
+        super().__init__(POSTGRESQL, read_only=read_only)
         self._pool = pool
-        self.read_only = read_only
-        self._conn: psycopg.Connection[dict[str, Any]] | None = None
-        self._open = False
+        self._conn: Connection | None = None
 
     def __enter__(self) -> Self:
         if self._conn is not None:
@@ -565,24 +198,14 @@ class PostgresUnitOfWork:
             self._pool.release(conn)
             raise
         self._conn = conn
-        locking = not self.read_only
-        self.accounts: AccountRepository = PostgresAccounts(conn, locking=locking)
-        self.keys: KeyRepository = PostgresKeys(conn, locking=locking)
-        self.jobs: JobRepository = PostgresJobs(conn, locking=locking)
-        self.idempotency: IdempotencyRepository = PostgresIdempotency(conn, locking=locking)
+        self._attach(_Guarded(conn))
         self._open = True
         return self
 
-    def commit(self) -> None:
-        if not self._open or self._conn is None:
-            raise RuntimeError("commit() outside the unit of work")
-        if self.read_only:
-            return
-        try:
-            with _busy_on_contention("the database stayed locked"):
-                self._conn.execute("COMMIT")
-        finally:
-            self._open = False
+    def _commit(self) -> None:
+        assert self._conn is not None
+        with _busy_on_contention("the database stayed locked"):
+            self._conn.execute("COMMIT")
 
     def __exit__(
         self,
@@ -603,73 +226,44 @@ class PostgresUnitOfWork:
             self._pool.release(conn)
 
 
-# -- rate limiter --
+# -- views and rate limiter --
 
 
-class PostgresViews:
-    """The `ReadViews` port: each read is one autocommit statement (its own snapshot)."""
+def _views(pool: _Pool) -> SqlViews:
+    """The `ReadViews` port: each read one autocommit statement (its own snapshot)."""
 
-    _JOB_BY_KEY = job_by_key_sql("%s")
-    _ACCOUNT_BY_KEY = account_by_key_sql("%s")
+    def fetch_one(sql: str, params: tuple[str, ...]) -> tuple[Any, ...] | None:
+        with pool.connection() as conn, _busy_on_contention("reading"):
+            return conn.cursor(row_factory=tuple_row).execute(sql, params).fetchone()
 
-    def __init__(self, pool: _Pool) -> None:
-        self._pool = pool
-
-    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
-        with self._pool.connection() as conn, _busy_on_contention("reading"):
-            cursor = conn.cursor(row_factory=tuple_row)
-            row = cursor.execute(self._JOB_BY_KEY, (job_id, key_hash)).fetchone()
-        return None if row is None else _rows.job_by_key(row)
-
-    def account_by_key(self, key_hash: str) -> AccountByKey | None:
-        with self._pool.connection() as conn, _busy_on_contention("reading"):
-            cursor = conn.cursor(row_factory=tuple_row)
-            row = cursor.execute(self._ACCOUNT_BY_KEY, (key_hash,)).fetchone()
-        return None if row is None else _rows.account_by_key(row)
+    return SqlViews(POSTGRESQL, fetch_one)
 
 
-class PostgresRateLimiter:
-    """Per-minute counters in the shared database: the `SharedCounter` under
-    `LeasedRateLimiter` (and, used alone, an exact `RateLimiter`).
+_RATE_SQL = RateCountSql.for_dialect(POSTGRESQL)
 
-    Windows are fixed and aligned to the minute, like `SqliteRateLimiter`. An addition is
-    one autocommit UPSERT; windows older than the previous minute are deleted once per
-    minute per process.
-    """
+
+class PostgresRateLimiter(ExactHits):
+    """Per-minute counters in the shared database (`printjob_adapters.sql.rate_counts`):
+    the `SharedCounter` under `LeasedRateLimiter` (and, used alone, an exact
+    `RateLimiter`)."""
 
     def __init__(self, pool: _Pool) -> None:
         self._pool = pool
         self._swept_window = 0
 
-    def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
-        """Count one request (exactly; no lease)."""
-        start, retry_after = minute_window(now)
-        count = self.add(bucket, start, 1)
-        return RateDecision(allowed=count <= limit, retry_after=retry_after)
-
     def add(self, bucket: str, window_start: int, amount: int) -> int:
         with self._pool.connection() as conn, _busy_on_contention("rate limiter"):
-            row = conn.execute(
-                "INSERT INTO rate_counts (bucket, window_start, count) VALUES (%s, %s, %s) "
-                "ON CONFLICT (bucket, window_start) "
-                "DO UPDATE SET count = rate_counts.count + %s RETURNING count",
-                (bucket, window_start, amount, amount),
-            ).fetchone()
+            row = conn.execute(_RATE_SQL.add, (bucket, window_start, amount, amount)).fetchone()
             if window_start > self._swept_window:
                 self._swept_window = window_start
-                conn.execute(
-                    "DELETE FROM rate_counts WHERE window_start < %s", (window_start - 60,)
-                )
+                conn.execute(_RATE_SQL.sweep, (oldest_kept(window_start),))
         assert row is not None
         return int(row["count"])
 
     def count(self, bucket: str, now: datetime) -> int:
         start, _ = minute_window(now)
         with self._pool.connection() as conn, _busy_on_contention("rate limiter"):
-            row = conn.execute(
-                "SELECT count FROM rate_counts WHERE bucket = %s AND window_start = %s",
-                (bucket, start),
-            ).fetchone()
+            row = conn.execute(_RATE_SQL.count, (bucket, start)).fetchone()
         return 0 if row is None else int(row["count"])
 
 
@@ -747,17 +341,10 @@ class PostgresStorage:
                 "SELECT coalesce(max(version), 0) AS version FROM printjob_schema_version"
             ).fetchone()
             version = 0 if row is None else int(row["version"])
-            if version > SCHEMA_VERSION:
-                raise SchemaError(
-                    f"the database has schema version {version}, but this printjob knows "
-                    f"only up to {SCHEMA_VERSION}; upgrade printjob"
-                )
-            for number in range(version, SCHEMA_VERSION):
-                for statement in _MIGRATIONS[number]:
-                    conn.execute(statement)  # type: ignore[arg-type]
-                conn.execute(
-                    "INSERT INTO printjob_schema_version (version) VALUES (%s)", (number + 1,)
-                )
+            for number, statements in upgrade_statements(POSTGRESQL, version, "the database"):
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO printjob_schema_version (version) VALUES (%s)", (number,))
         return SCHEMA_VERSION
 
     def schema_version(self) -> int:
@@ -780,9 +367,9 @@ class PostgresStorage:
         """A read-only snapshot that takes no locks: the `Ports.reader` factory."""
         return PostgresUnitOfWork(self._pool, read_only=True)
 
-    def views(self) -> PostgresViews:
+    def views(self) -> SqlViews:
         """The `ReadViews` port: the polling reads in one statement each."""
-        return PostgresViews(self._pool)
+        return _views(self._pool)
 
     def rate_counter(self) -> PostgresRateLimiter:
         """The shared per-minute counters, counted exactly (one write per request)."""
@@ -801,7 +388,7 @@ class PostgresStorage:
         return None
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def connection(self) -> Iterator[Connection]:
         """A pooled autocommit connection, for maintenance and tests."""
         with self._pool.connection() as conn:
             yield conn
@@ -826,11 +413,7 @@ __all__ = [
     "BUSY_RETRY_AFTER",
     "CHANNEL",
     "SCHEMA_VERSION",
-    "PostgresAccounts",
-    "PostgresIdempotency",
     "PostgresJobSignal",
-    "PostgresJobs",
-    "PostgresKeys",
     "PostgresRateLimiter",
     "PostgresStorage",
     "PostgresUnitOfWork",

@@ -14,7 +14,9 @@ One database file in the data directory, shared by every server and worker proce
 - Times are stored as UTC text of one fixed width (`2026-01-01T00:00:00.000000Z`), so text
   order is time order; they are read back timezone-aware.
 
-All SQL of printjob lives here; the core only sees the ports.
+The schema, the repositories, the polling views and the counters' statements are
+printjob's SQL, written once in `printjob_adapters.sql` in the `SQLITE` dialect; this
+module keeps the connections, the transactions and the schema version (`user_version`).
 """
 
 from __future__ import annotations
@@ -24,149 +26,26 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 import sqlite_utils
 
 from printjob_adapters.rate_leases import LeasedRateLimiter, minute_window
-from printjob_adapters.rows import (
-    JOB_COLUMNS as _JOB_COLUMNS,
-)
-from printjob_adapters.rows import (
-    TEXT_TIMES,
-    RowMapper,
-    account_by_key_sql,
-    format_time,
-    job_by_key_sql,
-    parse_time,
-)
-from printjob_adapters.storage import WouldWait
-from printjob_core.errors import ServerBusy
-from printjob_core.model import (
-    Account,
-    ApiKey,
-    IdempotencyRecord,
-    Job,
-    JobStatus,
-)
-from printjob_core.ports import (
-    AccountByKey,
-    AccountRepository,
-    IdempotencyRepository,
-    JobByKey,
-    JobRepository,
-    KeyRepository,
-    RateDecision,
-)
+from printjob_adapters.sql.dialect import SQLITE
+from printjob_adapters.sql.rate_counts import ExactHits, RateCountSql, oldest_kept
+from printjob_adapters.sql.repositories import SqlUnitOfWork
+from printjob_adapters.sql.rows import format_time, parse_time
+from printjob_adapters.sql.schema import SCHEMA_VERSION, SchemaError
+from printjob_adapters.sql.schema import upgrade_statements as _upgrade_statements
+from printjob_adapters.sql.views import SqlViews
+from printjob_adapters.storage import BUSY_RETRY_AFTER, WouldWait, busy
 
-#: Seconds a client is told to wait when the database stayed locked.
-BUSY_RETRY_AFTER = 2
 _T = TypeVar("_T")
-
-# -- schema: migration N brings a database from user_version N-1 to N --
-
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """
-        CREATE TABLE accounts (
-            id TEXT PRIMARY KEY,
-            created_at TEXT NOT NULL,
-            credits_balance INTEGER NOT NULL,
-            credits_held INTEGER NOT NULL CHECK (credits_held >= 0),
-            active_jobs_max INTEGER NOT NULL CHECK (active_jobs_max >= 1),
-            disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1))
-        )
-        """,
-        """
-        CREATE TABLE api_keys (
-            id TEXT PRIMARY KEY,
-            account_id TEXT NOT NULL REFERENCES accounts(id),
-            key_hash TEXT NOT NULL,
-            hint TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            revoked_at TEXT
-        )
-        """,
-        "CREATE UNIQUE INDEX api_keys_hash ON api_keys (key_hash)",
-        "CREATE INDEX api_keys_account ON api_keys (account_id, created_at)",
-        """
-        CREATE TABLE jobs (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            account_id TEXT NOT NULL REFERENCES accounts(id),
-            status TEXT NOT NULL
-                CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
-            phase TEXT,
-            progress INTEGER,
-            created_at TEXT NOT NULL,
-            finished_at TEXT,
-            options TEXT NOT NULL,
-            credits_charged INTEGER NOT NULL DEFAULT 0,
-            result TEXT,
-            error TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            image_key TEXT,
-            result_key TEXT,
-            result_expires_at TEXT,
-            lease_expires_at TEXT
-        )
-        """,
-        "CREATE INDEX jobs_status_seq ON jobs (status, seq)",
-        "CREATE INDEX jobs_account_status ON jobs (account_id, status)",
-        """
-        CREATE INDEX jobs_result_expiry ON jobs (result_expires_at)
-            WHERE result_key IS NOT NULL
-        """,
-        """
-        CREATE TABLE idempotency_keys (
-            account_id TEXT NOT NULL,
-            key TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            job_id TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            expires_at TEXT NOT NULL,
-            PRIMARY KEY (account_id, key)
-        ) WITHOUT ROWID
-        """,
-        "CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at)",
-        """
-        CREATE TABLE rate_counts (
-            bucket TEXT NOT NULL,
-            window_start INTEGER NOT NULL,
-            count INTEGER NOT NULL,
-            PRIMARY KEY (bucket, window_start)
-        ) WITHOUT ROWID
-        """,
-        "CREATE INDEX rate_counts_window ON rate_counts (window_start)",
-    ),
-)
-#: The schema version this code writes (`PRAGMA user_version`).
-SCHEMA_VERSION = len(_MIGRATIONS)
-
-
-class SchemaError(RuntimeError):
-    """The database was made by a newer printjob than this one."""
-
-
-# -- values <-> rows --
-
-
-_rows = RowMapper(TEXT_TIMES)
-_time_or_none = _rows.time_or_none
-_format_or_none = _rows.write_or_none
-_job_row, _job, _account, _key, _record = (
-    _rows.job_row,
-    _rows.job,
-    _rows.account,
-    _rows.key,
-    _rows.record,
-)
-
 
 # -- connections --
 
@@ -174,14 +53,6 @@ _job_row, _job, _account, _key, _record = (
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
-
-
-def _busy(what: str) -> ServerBusy:
-    return ServerBusy(
-        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
-        "again with the same Idempotency-Key.",
-        retry_after=BUSY_RETRY_AFTER,
-    )
 
 
 class WouldBlock(Exception):
@@ -213,7 +84,7 @@ def nonblocking() -> Iterator[None]:
 
 
 def _busy_or_would_block(what: str) -> Exception:
-    return WouldBlock(what) if _nonblocking_now() else _busy(what)
+    return WouldBlock(what) if _nonblocking_now() else busy(what)
 
 
 def _acquire(lock: threading.RLock, timeout: float, what: str) -> None:
@@ -321,201 +192,10 @@ def _rollback(db: sqlite_utils.Database) -> None:
         db.conn.execute("ROLLBACK")
 
 
-# -- repositories --
-
-
-class _Repository:
-    def __init__(self, db: sqlite_utils.Database) -> None:
-        self.db = db
-        # Statements go to the connection itself: transactions here are always explicit,
-        # and sqlite-utils' `execute` re-parses every statement to manage its own
-        # (a third of a poll's database time).
-        self.conn = db.conn
-
-    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> sqlite3.Row | None:
-        row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
-        return row
-
-    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
-        rows: list[sqlite3.Row] = self.conn.execute(sql, params).fetchall()
-        return rows
-
-
-class SqliteAccounts(_Repository):
-    def add(self, account: Account) -> None:
-        self.conn.execute(
-            "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
-            "active_jobs_max, disabled) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                account.id,
-                format_time(account.created_at),
-                account.credits_balance,
-                account.credits_held,
-                account.active_jobs_max,
-                int(account.disabled),
-            ),
-        )
-
-    def get(self, account_id: str) -> Account | None:
-        row = self._one("SELECT * FROM accounts WHERE id = ?", (account_id,))
-        return None if row is None else _account(row)
-
-    def save(self, account: Account) -> None:
-        cursor = self.conn.execute(
-            "UPDATE accounts SET credits_balance = ?, credits_held = ?, active_jobs_max = ?, "
-            "disabled = ? WHERE id = ?",
-            (
-                account.credits_balance,
-                account.credits_held,
-                account.active_jobs_max,
-                int(account.disabled),
-                account.id,
-            ),
-        )
-        if cursor.rowcount != 1:
-            raise KeyError(f"no account {account.id}")
-
-
-class SqliteKeys(_Repository):
-    def add(self, key: ApiKey) -> None:
-        self.conn.execute(
-            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                key.id,
-                key.account_id,
-                key.key_hash,
-                key.hint,
-                format_time(key.created_at),
-                _format_or_none(key.revoked_at),
-            ),
-        )
-
-    def get(self, key_id: str) -> ApiKey | None:
-        row = self._one("SELECT * FROM api_keys WHERE id = ?", (key_id,))
-        return None if row is None else _key(row)
-
-    def find_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = self._one("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
-        return None if row is None else _key(row)
-
-    def list_for(self, account_id: str) -> list[ApiKey]:
-        rows = self._all(
-            "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid",
-            (account_id,),
-        )
-        return [_key(row) for row in rows]
-
-    def save(self, key: ApiKey) -> None:
-        cursor = self.conn.execute(
-            "UPDATE api_keys SET hint = ?, revoked_at = ? WHERE id = ?",
-            (key.hint, _format_or_none(key.revoked_at), key.id),
-        )
-        if cursor.rowcount != 1:
-            raise KeyError(f"no key {key.id}")
-
-
-_UNFINISHED = (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
-
-
-class SqliteJobs(_Repository):
-    def add(self, job: Job) -> None:
-        row = _job_row(job)
-        names = ", ".join(row)
-        marks = ", ".join(f":{name}" for name in row)
-        self.conn.execute(f"INSERT INTO jobs ({names}) VALUES ({marks})", row)
-
-    def get(self, job_id: str) -> Job | None:
-        row = self._one(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
-        return None if row is None else _job(row)
-
-    def save(self, job: Job) -> None:
-        row = _job_row(job)
-        assignments = ", ".join(f"{name} = :{name}" for name in row if name != "id")
-        cursor = self.conn.execute(f"UPDATE jobs SET {assignments} WHERE id = :id", row)
-        if cursor.rowcount != 1:
-            raise KeyError(f"no job {job.id}")
-
-    def unfinished_for(self, account_id: str) -> list[Job]:
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE account_id = ? AND status IN (?, ?) "
-            "ORDER BY seq",
-            (account_id, *_UNFINISHED),
-        )
-        return [_job(row) for row in rows]
-
-    def count_unfinished(self, account_id: str) -> int:
-        row = self._one(
-            "SELECT count(*) FROM jobs WHERE account_id = ? AND status IN (?, ?)",
-            (account_id, *_UNFINISHED),
-        )
-        return 0 if row is None else int(row[0])
-
-    def next_queued(self) -> Job | None:
-        # The unit of work holds the write lock, so the row is ours until commit.
-        row = self._one(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE status = ? ORDER BY seq LIMIT 1",
-            (JobStatus.QUEUED.value,),
-        )
-        return None if row is None else _job(row)
-
-    def running_with_lease_before(self, moment: datetime) -> list[Job]:
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE status = ? AND lease_expires_at IS NOT NULL "
-            "AND lease_expires_at < ? ORDER BY seq",
-            (JobStatus.RUNNING.value, format_time(moment)),
-        )
-        return [_job(row) for row in rows]
-
-    def results_expiring_before(self, moment: datetime) -> list[Job]:
-        rows = self._all(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE result_key IS NOT NULL "
-            "AND result_expires_at < ? ORDER BY result_expires_at, seq",
-            (format_time(moment),),
-        )
-        return [_job(row) for row in rows]
-
-    def count_queued(self) -> int:
-        row = self._one("SELECT count(*) FROM jobs WHERE status = ?", (JobStatus.QUEUED.value,))
-        return 0 if row is None else int(row[0])
-
-
-class SqliteIdempotency(_Repository):
-    def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
-        row = self._one(
-            "SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ?", (account_id, key)
-        )
-        return None if row is None else _record(row)
-
-    def put(self, record: IdempotencyRecord) -> None:
-        self.conn.execute(
-            "INSERT INTO idempotency_keys "
-            "(account_id, key, fingerprint, job_id, created_at, expires_at) "
-            "VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
-            "job_id = excluded.job_id, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at",
-            (
-                record.account_id,
-                record.key,
-                record.fingerprint,
-                record.job_id,
-                format_time(record.created_at),
-                format_time(record.expires_at),
-            ),
-        )
-
-    def purge_expired(self, now: datetime) -> int:
-        cursor = self.conn.execute(
-            "DELETE FROM idempotency_keys WHERE expires_at <= ?", (format_time(now),)
-        )
-        return int(cursor.rowcount)
-
-
 # -- unit of work --
 
 
-class SqliteUnitOfWork:
+class SqliteUnitOfWork(SqlUnitOfWork):
     """The `UnitOfWork` port: one SQLite transaction over every repository.
 
     A writer (`read_only=False`) begins with `BEGIN IMMEDIATE`; a reader takes a deferred
@@ -531,17 +211,16 @@ class SqliteUnitOfWork:
         write_lock: threading.RLock | None = None,
         lock_timeout: float = 5.0,
     ) -> None:
+        super().__init__(SQLITE, read_only=read_only)
         self.db = db
         self._lock_timeout = lock_timeout
-        self.read_only = read_only
         #: This process's writers queue here rather than in SQLite's busy handler.
         self._write_lock = None if read_only else write_lock
         self._locked = False
-        self.accounts: AccountRepository = SqliteAccounts(db)
-        self.keys: KeyRepository = SqliteKeys(db)
-        self.jobs: JobRepository = SqliteJobs(db)
-        self.idempotency: IdempotencyRepository = SqliteIdempotency(db)
-        self._open = False
+        # Statements go to the connection itself: transactions here are always explicit,
+        # and sqlite-utils' `execute` re-parses every statement to manage its own
+        # (a third of a poll's database time).
+        self._attach(db.conn)
 
     def __enter__(self) -> Self:
         if self.db.conn.in_transaction:
@@ -573,19 +252,13 @@ class SqliteUnitOfWork:
             self._locked = False
             self._write_lock.release()
 
-    def commit(self) -> None:
-        if not self._open:
-            raise RuntimeError("commit() outside the unit of work")
-        if self.read_only:
-            return
+    def _commit(self) -> None:
         try:
             self.db.conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise _busy_or_would_block("the database stayed locked") from exc
             raise
-        finally:
-            self._open = False
 
     def __exit__(
         self,
@@ -603,48 +276,30 @@ class SqliteUnitOfWork:
 # -- views --
 
 
-class SqliteViews:
-    """The `ReadViews` port: each read is one statement on a read-only connection.
+def _views(connections: _Connections) -> SqlViews:
+    """The `ReadViews` port on a read-only connection of the calling thread."""
 
-    A single statement in autocommit mode reads one snapshot, so none opens a
-    transaction: a poll costs one `execute` instead of five.
-    """
-
-    _JOB_BY_KEY = job_by_key_sql("?")
-    _ACCOUNT_BY_KEY = account_by_key_sql("?")
-
-    def __init__(self, connections: _Connections) -> None:
-        self._connections = connections
-
-    def _one(self, sql: str, params: tuple[str, ...]) -> sqlite3.Row | None:
+    def fetch_one(sql: str, params: tuple[str, ...]) -> sqlite3.Row | None:
         try:
-            row: sqlite3.Row | None = self._connections.get().conn.execute(sql, params).fetchone()
+            row: sqlite3.Row | None = connections.get().conn.execute(sql, params).fetchone()
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise _busy_or_would_block("reading") from exc
             raise
         return row
 
-    def job_by_key(self, key_hash: str, job_id: str) -> JobByKey | None:
-        row = self._one(self._JOB_BY_KEY, (job_id, key_hash))
-        return None if row is None else _rows.job_by_key(row)
-
-    def account_by_key(self, key_hash: str) -> AccountByKey | None:
-        row = self._one(self._ACCOUNT_BY_KEY, (key_hash,))
-        return None if row is None else _rows.account_by_key(row)
+    return SqlViews(SQLITE, fetch_one)
 
 
 # -- rate limiter --
 
+_RATE_SQL = RateCountSql.for_dialect(SQLITE)
 
-class SqliteRateLimiter:
-    """Per-minute counters in the shared database: the `SharedCounter` under
-    `LeasedRateLimiter` (and, used alone, an exact `RateLimiter`).
 
-    Windows are fixed and aligned to the minute, exactly like `FakeRateLimiter`. Each
-    addition is one autocommit UPSERT; windows older than the previous minute are deleted
-    once per minute per process.
-    """
+class SqliteRateLimiter(ExactHits):
+    """Per-minute counters in the shared database (`printjob_adapters.sql.rate_counts`):
+    the `SharedCounter` under `LeasedRateLimiter` (and, used alone, an exact
+    `RateLimiter`)."""
 
     def __init__(
         self, connections: _Connections, write_lock: threading.RLock | None = None
@@ -655,12 +310,6 @@ class SqliteRateLimiter:
         # sleeps up to 100 ms between tries) made concurrent reads' p99 about a second.
         self._write_lock = write_lock or threading.RLock()
 
-    def hit(self, bucket: str, limit: int, now: datetime) -> RateDecision:
-        """Count one request (exactly; no lease)."""
-        start, retry_after = minute_window(now)
-        count = self.add(bucket, start, 1)
-        return RateDecision(allowed=count <= limit, retry_after=retry_after)
-
     def add(self, bucket: str, window_start: int, amount: int) -> int:
         db = self._connections.get()
         _acquire(self._write_lock, self._connections.busy_timeout, "rate limiter")
@@ -670,14 +319,8 @@ class SqliteRateLimiter:
             self._write_lock.release()
 
     def _add(self, db: sqlite_utils.Database, bucket: str, start: int, amount: int) -> int:
-        # One UPSERT is atomic on its own (autocommit): no BEGIN/COMMIT round trips.
         try:
-            row = db.conn.execute(
-                "INSERT INTO rate_counts (bucket, window_start, count) VALUES (?, ?, ?) "
-                "ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + ? "
-                "RETURNING count",
-                (bucket, start, amount, amount),
-            ).fetchone()
+            row = db.conn.execute(_RATE_SQL.add, (bucket, start, amount, amount)).fetchone()
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise _busy_or_would_block("rate limiter") from exc
@@ -685,19 +328,12 @@ class SqliteRateLimiter:
         if start > self._swept_window:
             self._swept_window = start
             with contextlib.suppress(sqlite3.OperationalError):  # tidying only; next minute
-                db.conn.execute("DELETE FROM rate_counts WHERE window_start < ?", (start - 60,))
+                db.conn.execute(_RATE_SQL.sweep, (oldest_kept(start),))
         return int(row[0])
 
     def count(self, bucket: str, now: datetime) -> int:
         start, _ = minute_window(now)
-        row = (
-            self._connections.get()
-            .conn.execute(
-                "SELECT count FROM rate_counts WHERE bucket = ? AND window_start = ?",
-                (bucket, start),
-            )
-            .fetchone()
-        )
+        row = self._connections.get().conn.execute(_RATE_SQL.count, (bucket, start)).fetchone()
         return 0 if row is None else int(row[0])
 
 
@@ -743,16 +379,10 @@ class SqliteStorage:
             raise RuntimeError(f"cannot put {self.path} in WAL mode (got {mode})")
         with _write_transaction(db, "migrating the schema"):
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise SchemaError(
-                    f"{self.path} has schema version {version}, but this printjob knows only "
-                    f"up to {SCHEMA_VERSION}; upgrade printjob"
-                )
-            for number in range(version, SCHEMA_VERSION):
-                for statement in _MIGRATIONS[number]:
-                    db.execute(statement)
-            if version != SCHEMA_VERSION:
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            for number, statements in _upgrade_statements(SQLITE, version, str(self.path)):
+                for statement in statements:
+                    db.conn.execute(statement)
+                db.conn.execute(f"PRAGMA user_version = {number}")
         return SCHEMA_VERSION
 
     def schema_version(self) -> int:
@@ -776,9 +406,9 @@ class SqliteStorage:
         """SQLite has no way to wake another process: idle workers poll."""
         return None
 
-    def views(self) -> SqliteViews:
+    def views(self) -> SqlViews:
         """The `ReadViews` port: the polling reads in one statement each."""
-        return SqliteViews(self._reader_connections)
+        return _views(self._reader_connections)
 
     def rate_counter(self) -> SqliteRateLimiter:
         """The shared per-minute counters, counted exactly (one write per request)."""
@@ -810,11 +440,7 @@ __all__ = [
     "BUSY_RETRY_AFTER",
     "SCHEMA_VERSION",
     "SchemaError",
-    "SqliteAccounts",
-    "SqliteIdempotency",
     "SqliteImmediateReads",
-    "SqliteJobs",
-    "SqliteKeys",
     "SqliteRateLimiter",
     "SqliteStorage",
     "SqliteUnitOfWork",

@@ -17,9 +17,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from printjob_core.errors import ServerBusy
 from printjob_core.ports import RateLimiter, ReadViews, UnitOfWork
 
 T = TypeVar("T")
+
+#: Seconds a client is told to wait when the database stayed locked.
+BUSY_RETRY_AFTER = 2
+
+
+def busy(what: str) -> ServerBusy:
+    """503 `server_busy` (design decision 8) for a storage call that gave up waiting on
+    `what`: the transaction changed nothing, so resending the request is safe."""
+    return ServerBusy(
+        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
+        "again with the same Idempotency-Key.",
+        retry_after=BUSY_RETRY_AFTER,
+    )
 
 
 class WouldWait(Exception):
@@ -81,4 +95,11 @@ class Storage(Protocol):
         ...
 
 
-__all__ = ["ImmediateReads", "JobSignal", "Storage", "WouldWait"]
+__all__ = [
+    "BUSY_RETRY_AFTER",
+    "ImmediateReads",
+    "JobSignal",
+    "Storage",
+    "WouldWait",
+    "busy",
+]

@@ -20,7 +20,14 @@ import attrs
 from printjob_core.errors import UnsupportedImage
 from printjob_core.keys import KEY_ALPHABET, KEY_LENGTH, KEY_PREFIX
 from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
-from printjob_core.ports import ImageInfo, RateDecision
+from printjob_core.ports import (
+    AccountRepository,
+    IdempotencyRepository,
+    ImageInfo,
+    JobRepository,
+    KeyRepository,
+    RateDecision,
+)
 
 
 class FakeClock:
@@ -141,6 +148,8 @@ class _Accounts:
         return self.state.accounts.get(account_id)
 
     def save(self, account: Account) -> None:
+        if account.id not in self.state.accounts:
+            raise KeyError(f"no account {account.id}")
         self.state.accounts[account.id] = account
 
 
@@ -158,9 +167,13 @@ class _Keys:
         return next((k for k in self.state.keys.values() if k.key_hash == key_hash), None)
 
     def list_for(self, account_id: str) -> list[ApiKey]:
-        return [k for k in self.state.keys.values() if k.account_id == account_id]
+        # Oldest first, like the databases; keys made at one moment in insertion order.
+        mine = [k for k in self.state.keys.values() if k.account_id == account_id]
+        return sorted(mine, key=lambda k: k.created_at)
 
     def save(self, key: ApiKey) -> None:
+        if key.id not in self.state.keys:
+            raise KeyError(f"no key {key.id}")
         self.state.keys[key.id] = key
 
 
@@ -176,6 +189,8 @@ class _Jobs:
         return self.state.jobs.get(job_id)
 
     def save(self, job: Job) -> None:
+        if job.id not in self.state.jobs:
+            raise KeyError(f"no job {job.id}")
         self.state.jobs[job.id] = job
 
     def _all(self) -> list[Job]:
@@ -200,11 +215,13 @@ class _Jobs:
         ]
 
     def results_expiring_before(self, moment: datetime) -> list[Job]:
-        return [
+        expiring = [
             j
             for j in self._all()
             if j.result is not None and j.result_key is not None and j.result.expires_at < moment
         ]
+        # Soonest first, like the databases (ties in insertion order).
+        return sorted(expiring, key=lambda j: j.result.expires_at if j.result else moment)
 
     def count_queued(self) -> int:
         return sum(1 for j in self._all() if j.status is JobStatus.QUEUED)
@@ -238,21 +255,38 @@ class FakeStore:
     def unit_of_work(self) -> FakeUnitOfWork:
         return FakeUnitOfWork(self)
 
+    def reader(self) -> FakeUnitOfWork:
+        """A read-only snapshot that never waits for a writer, like the databases' readers."""
+        return FakeUnitOfWork(self, read_only=True)
+
 
 class FakeUnitOfWork:
-    """Works on a private copy and publishes it on commit, like a serialisable transaction."""
+    """Works on a private copy and publishes it on commit, like a serialisable transaction.
 
-    def __init__(self, store: FakeStore) -> None:
+    A reader (`read_only=True`) takes the last committed state without the writers' lock
+    and its `commit()` publishes nothing.
+    """
+
+    accounts: AccountRepository
+    keys: KeyRepository
+    jobs: JobRepository
+    idempotency: IdempotencyRepository
+
+    def __init__(self, store: FakeStore, *, read_only: bool = False) -> None:
         self.store = store
+        self.read_only = read_only
 
     def __enter__(self) -> Self:
-        self.store.lock.acquire()
-        self._working = copy.copy(self.store.state)
-        self._working.accounts = dict(self.store.state.accounts)
-        self._working.keys = dict(self.store.state.keys)
-        self._working.jobs = dict(self.store.state.jobs)
-        self._working.idempotency = dict(self.store.state.idempotency)
-        self._working.job_order = list(self.store.state.job_order)
+        if not self.read_only:
+            self.store.lock.acquire()
+        # One committed state, read once: a reader holds no lock while writers commit.
+        state = self.store.state
+        self._working = copy.copy(state)
+        self._working.accounts = dict(state.accounts)
+        self._working.keys = dict(state.keys)
+        self._working.jobs = dict(state.jobs)
+        self._working.idempotency = dict(state.idempotency)
+        self._working.job_order = list(state.job_order)
         self.accounts = _Accounts(self._working)
         self.keys = _Keys(self._working)
         self.jobs = _Jobs(self._working)
@@ -265,8 +299,11 @@ class FakeUnitOfWork:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.store.lock.release()
+        if not self.read_only:
+            self.store.lock.release()
 
     def commit(self) -> None:
+        if self.read_only:
+            return
         self.store.state = self._working
         self.store.commits += 1

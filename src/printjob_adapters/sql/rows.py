@@ -1,4 +1,4 @@
-"""Domain values <-> database rows, shared by the SQLite and PostgreSQL adapters.
+"""Domain values <-> database rows, for every SQL database.
 
 Both databases keep the same columns; they differ only in how a time is stored:
 SQLite as fixed-width UTC text (so text order is time order), PostgreSQL as a
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import attrs
 import cattrs
@@ -50,40 +50,10 @@ ACCOUNT_COLUMNS = (
     "active_jobs_max",
     "disabled",
 )
-_JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
-_UNFINISHED_SQL = f"('{JobStatus.QUEUED.value}', '{JobStatus.RUNNING.value}')"
-
-
-def _aliased(table: str, names: tuple[str, ...]) -> str:
-    """`t.a AS t_a, t.b AS t_b, ...`: the columns of one table in a join, told apart."""
-    return ", ".join(f"{table}.{name} AS {table}_{name}" for name in names)
-
-
-def job_by_key_sql(mark: str) -> str:
-    """One statement for `ReadViews.job_by_key`; parameters (job_id, key_hash).
-
-    `mark` is the database's placeholder (`?` or `%s`). One statement is one consistent
-    read in both databases, so no transaction is opened for it.
-    """
-    return (
-        f"SELECT {_aliased('k', KEY_COLUMNS)}, {_aliased('a', ACCOUNT_COLUMNS)}, "
-        f"{_aliased('j', _JOB_NAMES)} "
-        "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-        f"LEFT JOIN jobs j ON j.id = {mark} AND j.account_id = k.account_id "
-        f"WHERE k.key_hash = {mark}"
-    )
-
-
-def account_by_key_sql(mark: str) -> str:
-    """One statement for `ReadViews.account_by_key`; parameter (key_hash)."""
-    return (
-        f"SELECT {_aliased('k', KEY_COLUMNS)}, {_aliased('a', ACCOUNT_COLUMNS)}, "
-        "(SELECT count(*) FROM jobs WHERE jobs.account_id = k.account_id "
-        f"AND jobs.status IN {_UNFINISHED_SQL}) AS active_jobs "
-        "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
-        f"WHERE k.key_hash = {mark}"
-    )
-
+JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
+#: The unfinished statuses as an SQL list: a literal, so PostgreSQL's planner can use the
+#: partial indexes on `status` and no statement needs a parameter for them.
+UNFINISHED_SQL = f"('{JobStatus.QUEUED.value}', '{JobStatus.RUNNING.value}')"
 
 _KEYS_END = len(KEY_COLUMNS)
 _ACCOUNTS_END = _KEYS_END + len(ACCOUNT_COLUMNS)
@@ -131,17 +101,28 @@ def load_json(value: Any, kind: type[_T]) -> _T | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return _load_text(value, kind)
+        loader = _TEXT_LOADERS.get(kind)
+        if loader is None:
+            loader = _TEXT_LOADERS[kind] = _text_loader(kind)
+        loaded: _T = loader(value)
+        return loaded
     if isinstance(value, bytes):
         value = json.loads(value)
     return _json.structure(value, kind)
 
 
-@functools.lru_cache(maxsize=4096)
-def _load_text(text: str, kind: type[_T]) -> _T:
-    """JSON text to a value, remembered: a polled job's options and result are read again
+def _text_loader(kind: type[Any]) -> Callable[[str], Any]:
+    """JSON text to a `kind`, remembered: a polled job's options and result are read again
     and again, and the values are immutable (frozen attrs), so one copy serves every read."""
-    return _json.structure(json.loads(text), kind)
+
+    @functools.lru_cache(maxsize=4096)
+    def load(text: str) -> Any:
+        return _json.structure(json.loads(text), kind)
+
+    return load
+
+
+_TEXT_LOADERS: dict[type[Any], Callable[[str], Any]] = {}
 
 
 @attrs.frozen
@@ -152,12 +133,10 @@ class TimeCodec:
     read: Callable[[Any], datetime]
 
 
-#: SQLite: fixed-width UTC text.
-TEXT_TIMES = TimeCodec(write=format_time, read=parse_time)
-#: PostgreSQL: `timestamptz`, read back in UTC.
-NATIVE_TIMES = TimeCodec(write=aware_utc, read=lambda value: value.astimezone(UTC))
+class Row(Protocol):
+    """A row read by column name: a `dict` (psycopg) or an `sqlite3.Row`."""
 
-Row = Mapping[str, Any]
+    def __getitem__(self, key: str, /) -> Any: ...
 
 
 class RowMapper:
@@ -239,7 +218,7 @@ class RowMapper:
         costs more than the whole statement)."""
         job = None
         if values[_ACCOUNTS_END] is not None:  # the job's id: NULL when the LEFT JOIN missed
-            job = self.job(_columns(values, _JOB_NAMES, _ACCOUNTS_END))
+            job = self.job(_columns(values, JOB_NAMES, _ACCOUNTS_END))
         return JobByKey(
             self.key(_columns(values, KEY_COLUMNS, 0)),
             self.account(_columns(values, ACCOUNT_COLUMNS, _KEYS_END)),

@@ -1,0 +1,344 @@
+"""The repository ports and the unit of work's shell, written once for every SQL database.
+
+A repository runs its statements on an `Executor` (an `sqlite3.Connection`, or
+PostgreSQL's connection behind a guard that turns lock waits into `ServerBusy`) in the
+`Dialect` of its database. The locking rules of a write unit of work are stated here once
+and cost nothing where the dialect has no row locks (SQLite's write transaction already
+holds the whole database):
+
+- every row read in order to be changed is locked `FOR UPDATE`, always the account
+  before its jobs (`jobs.get` locks the job's account first; recovery and `unfinished_for`
+  lock the accounts in id order), so two processes can never spend one credit twice nor
+  act on one job state twice, and different accounts never wait for each other;
+- `idempotency.get` locks the account first, so two submissions with one key queue there
+  and the second finds the first's record;
+- `jobs.next_queued` skips rows another transaction holds (the queue);
+- a job that becomes queued is announced (`Dialect.notify_queued`) inside the
+  transaction, so the notice goes out on commit only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from printjob_adapters.sql.dialect import Dialect
+from printjob_adapters.sql.rows import JOB_COLUMNS, JOB_NAMES, UNFINISHED_SQL, Row
+from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
+from printjob_core.ports import (
+    AccountRepository,
+    IdempotencyRepository,
+    JobRepository,
+    KeyRepository,
+)
+
+Params = Sequence[Any] | Mapping[str, Any]
+
+
+class Cursor(Protocol):
+    """What a statement's result offers (DB-API)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Executor(Protocol):
+    """Runs one statement: `sqlite3.Connection`, or PostgreSQL's guarded connection."""
+
+    def execute(self, sql: str, parameters: Params = ..., /) -> Cursor: ...
+
+
+class _Repository:
+    def __init__(self, db: Executor, dialect: Dialect, *, writer: bool) -> None:
+        self.db = db
+        self.d = dialect
+        self.rows = dialect.rows
+        #: Inside a write unit of work, on a database with row locks: lock what is read
+        #: to be changed.
+        self.locking = writer and dialect.row_locks
+        self._for_update = dialect.for_update if self.locking else ""
+        #: Statements are written with `?`; where that is the driver's style they go as
+        #: they are (a read costs a few microseconds: a translation call is worth sparing).
+        self._native = dialect.mark == "?"
+
+    def _one(self, sql: str, params: Params = ()) -> Row | None:
+        cursor = self.db.execute(sql if self._native else self.d.sql(sql), params)
+        row: Row | None = cursor.fetchone()
+        return row
+
+    def _all(self, sql: str, params: Params = ()) -> list[Row]:
+        return self.db.execute(sql if self._native else self.d.sql(sql), params).fetchall()
+
+    def _change(self, sql: str, params: Params) -> int:
+        """Run an INSERT, UPDATE or DELETE; the number of rows it touched."""
+        return int(self.db.execute(sql if self._native else self.d.sql(sql), params).rowcount)
+
+    def _lock_accounts(self, account_ids: Sequence[str]) -> None:
+        """Lock account rows in id order (the one order every transaction uses)."""
+        if self.locking and account_ids:
+            ids = sorted(set(account_ids))
+            marks = ", ".join("?" * len(ids))
+            locked = f"ORDER BY id{self._for_update}"
+            self._all(f"SELECT id FROM accounts WHERE id IN ({marks}) {locked}", ids)
+
+
+class SqlAccounts(_Repository):
+    def add(self, account: Account) -> None:
+        self._change(
+            "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
+            "active_jobs_max, disabled) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                account.id,
+                self.d.times.write(account.created_at),
+                account.credits_balance,
+                account.credits_held,
+                account.active_jobs_max,
+                account.disabled,
+            ),
+        )
+
+    def get(self, account_id: str) -> Account | None:
+        row = self._one(f"SELECT * FROM accounts WHERE id = ?{self._for_update}", (account_id,))
+        return None if row is None else self.rows.account(row)
+
+    def save(self, account: Account) -> None:
+        changed = self._change(
+            "UPDATE accounts SET credits_balance = ?, credits_held = ?, active_jobs_max = ?, "
+            "disabled = ? WHERE id = ?",
+            (
+                account.credits_balance,
+                account.credits_held,
+                account.active_jobs_max,
+                account.disabled,
+                account.id,
+            ),
+        )
+        if changed != 1:
+            raise KeyError(f"no account {account.id}")
+
+
+class SqlKeys(_Repository):
+    def add(self, key: ApiKey) -> None:
+        self._change(
+            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                key.id,
+                key.account_id,
+                key.key_hash,
+                key.hint,
+                self.d.times.write(key.created_at),
+                self.rows.write_or_none(key.revoked_at),
+            ),
+        )
+
+    def get(self, key_id: str) -> ApiKey | None:
+        row = self._one(f"SELECT * FROM api_keys WHERE id = ?{self._for_update}", (key_id,))
+        return None if row is None else self.rows.key(row)
+
+    def find_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = self._one("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+        return None if row is None else self.rows.key(row)
+
+    def list_for(self, account_id: str) -> list[ApiKey]:
+        rows = self._all(
+            "SELECT * FROM api_keys WHERE account_id = ? "
+            f"ORDER BY created_at, {self.d.insertion_order}",
+            (account_id,),
+        )
+        return [self.rows.key(row) for row in rows]
+
+    def save(self, key: ApiKey) -> None:
+        changed = self._change(
+            "UPDATE api_keys SET hint = ?, revoked_at = ? WHERE id = ?",
+            (key.hint, self.rows.write_or_none(key.revoked_at), key.id),
+        )
+        if changed != 1:
+            raise KeyError(f"no key {key.id}")
+
+
+_JSON_COLUMNS = frozenset({"options", "result", "error"})
+
+
+#: Per dialect name: the INSERT and UPDATE of a whole job row (`_job_writes`).
+_JOB_WRITES: dict[str, tuple[str, str]] = {}
+
+
+def _job_writes(dialect: Dialect) -> tuple[str, str]:
+    """INSERT and UPDATE of a whole job row, with named parameters (`RowMapper.job_row`)."""
+    writes = _JOB_WRITES.get(dialect.name)
+    if writes is None:
+        mark = {name: dialect.param(name, json=name in _JSON_COLUMNS) for name in JOB_NAMES}
+        insert = f"INSERT INTO jobs ({JOB_COLUMNS}) VALUES ({', '.join(mark.values())})"
+        assignments = ", ".join(f"{name} = {mark[name]}" for name in JOB_NAMES if name != "id")
+        update = f"UPDATE jobs SET {assignments} WHERE id = {mark['id']}"
+        writes = _JOB_WRITES[dialect.name] = (insert, update)
+    return writes
+
+
+class SqlJobs(_Repository):
+    def _announce(self, job: Job) -> None:
+        if job.status is JobStatus.QUEUED and self.d.notify_queued is not None:
+            self.db.execute(self.d.notify_queued)
+
+    def add(self, job: Job) -> None:
+        self.db.execute(_job_writes(self.d)[0], self.rows.job_row(job))
+        self._announce(job)
+
+    def get(self, job_id: str) -> Job | None:
+        if self.locking:
+            owner = self._one("SELECT account_id FROM jobs WHERE id = ?", (job_id,))
+            if owner is None:
+                return None
+            self._lock_accounts([owner["account_id"]])
+        row = self._one(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?{self._for_update}", (job_id,))
+        return None if row is None else self.rows.job(row)
+
+    def save(self, job: Job) -> None:
+        if self.db.execute(_job_writes(self.d)[1], self.rows.job_row(job)).rowcount != 1:
+            raise KeyError(f"no job {job.id}")
+        self._announce(job)
+
+    def unfinished_for(self, account_id: str) -> list[Job]:
+        self._lock_accounts([account_id])
+        rows = self._all(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE account_id = ? AND status IN {UNFINISHED_SQL} "
+            f"ORDER BY seq{self._for_update}",
+            (account_id,),
+        )
+        return [self.rows.job(row) for row in rows]
+
+    def count_unfinished(self, account_id: str) -> int:
+        row = self._one(
+            f"SELECT count(*) AS n FROM jobs WHERE account_id = ? AND status IN {UNFINISHED_SQL}",
+            (account_id,),
+        )
+        return 0 if row is None else int(row["n"])
+
+    def next_queued(self) -> Job | None:
+        # The queue: the oldest queued job nobody else holds (with row locks; SQLite's write
+        # transaction holds every row). A job another transaction changed meanwhile is
+        # re-checked against `status = 'queued'` under the lock.
+        skip = self.d.skip_locked if self.locking else ""
+        row = self._one(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE status = 'queued' ORDER BY seq LIMIT 1{skip}"
+        )
+        return None if row is None else self.rows.job(row)
+
+    def running_with_lease_before(self, moment: datetime) -> list[Job]:
+        params = (self.d.times.write(moment),)
+        where = "status = 'running' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?"
+        if self.locking:
+            owners = self._all(f"SELECT DISTINCT account_id FROM jobs WHERE {where}", params)
+            if not owners:
+                return []
+            self._lock_accounts([row["account_id"] for row in owners])
+        rows = self._all(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq{self._for_update}",
+            params,
+        )
+        return [self.rows.job(row) for row in rows]
+
+    def results_expiring_before(self, moment: datetime) -> list[Job]:
+        rows = self._all(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE result_key IS NOT NULL "
+            f"AND result_expires_at < ? ORDER BY result_expires_at, seq{self._for_update}",
+            (self.d.times.write(moment),),
+        )
+        return [self.rows.job(row) for row in rows]
+
+    def count_queued(self) -> int:
+        row = self._one("SELECT count(*) AS n FROM jobs WHERE status = 'queued'")
+        return 0 if row is None else int(row["n"])
+
+
+class SqlIdempotency(_Repository):
+    def get(self, account_id: str, key: str) -> IdempotencyRecord | None:
+        # In a write unit of work the account lock comes first: a second submission with
+        # the same key waits here until the first commits, then finds its record.
+        self._lock_accounts([account_id])
+        row = self._one(
+            "SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ?", (account_id, key)
+        )
+        return None if row is None else self.rows.record(row)
+
+    def put(self, record: IdempotencyRecord) -> None:
+        write = self.d.times.write
+        self._change(
+            "INSERT INTO idempotency_keys "
+            "(account_id, key, fingerprint, job_id, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, "
+            "job_id = excluded.job_id, created_at = excluded.created_at, "
+            "expires_at = excluded.expires_at",
+            (
+                record.account_id,
+                record.key,
+                record.fingerprint,
+                record.job_id,
+                write(record.created_at),
+                write(record.expires_at),
+            ),
+        )
+
+    def purge_expired(self, now: datetime) -> int:
+        return self._change(
+            "DELETE FROM idempotency_keys WHERE expires_at <= ?", (self.d.times.write(now),)
+        )
+
+
+class SqlUnitOfWork:
+    """The `UnitOfWork` port's shell: the four repositories over one transaction.
+
+    A database module subclasses it with how a transaction begins (`__enter__`, which
+    calls `_attach`), commits (`_commit`) and ends (`__exit__`). A reader's `commit()`
+    does nothing; leaving without `commit()` rolls back.
+    """
+
+    accounts: AccountRepository
+    keys: KeyRepository
+    jobs: JobRepository
+    idempotency: IdempotencyRepository
+
+    def __init__(self, dialect: Dialect, *, read_only: bool) -> None:
+        self.dialect = dialect
+        self.read_only = read_only
+        self._open = False
+
+    def _attach(self, db: Executor) -> None:
+        """Point the repositories at the transaction's connection."""
+        writer = not self.read_only
+        self.accounts = SqlAccounts(db, self.dialect, writer=writer)
+        self.keys = SqlKeys(db, self.dialect, writer=writer)
+        self.jobs = SqlJobs(db, self.dialect, writer=writer)
+        self.idempotency = SqlIdempotency(db, self.dialect, writer=writer)
+
+    def _commit(self) -> None:
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        if not self._open:
+            raise RuntimeError("commit() outside the unit of work")
+        if self.read_only:
+            return
+        try:
+            self._commit()
+        finally:
+            self._open = False
+
+
+__all__ = [
+    "Cursor",
+    "Executor",
+    "Params",
+    "SqlAccounts",
+    "SqlIdempotency",
+    "SqlJobs",
+    "SqlKeys",
+    "SqlUnitOfWork",
+]

@@ -1,0 +1,135 @@
+"""The schema, written once and rendered for each database.
+
+Migration N brings a database from schema version N-1 to N. Each is a function of the
+`Dialect`, so a table is declared once with its database's types filled in. Where the
+version is kept differs (SQLite's `PRAGMA user_version`, PostgreSQL's
+`printjob_schema_version` table under an advisory lock): that lives with each database's
+connections. A migration, once released, is never edited: databases made by it exist.
+Version 1 renders exactly the statements printjob shipped before the schema was shared
+(a test compares a database made from those with one made from this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from printjob_adapters.sql.dialect import Dialect
+
+
+class SchemaError(RuntimeError):
+    """The database was made by a newer printjob than this one."""
+
+
+def _version_1(d: Dialect) -> tuple[str, ...]:
+    """Accounts, keys, jobs, idempotency records and rate counters."""
+    # A table without a rowid that must list rows in insertion order gets `seq`.
+    key_seq = f"seq {d.identity_type},\n            " if d.rowid is None else ""
+    key_order = ", seq" if d.rowid is None else ""
+    if d.row_locks:
+        # The queue's reads lock rows: partial indexes keep only the few queued and
+        # running rows, so `status = 'queued' ORDER BY seq` and recovery scan nothing else.
+        queue_indexes: tuple[str, ...] = (
+            "CREATE INDEX jobs_queued ON jobs (seq) WHERE status = 'queued'",
+            "CREATE INDEX jobs_running_lease ON jobs (lease_expires_at) WHERE status = 'running'",
+        )
+    else:
+        queue_indexes = ("CREATE INDEX jobs_status_seq ON jobs (status, seq)",)
+    return (
+        f"""
+        CREATE TABLE accounts (
+            id TEXT PRIMARY KEY,
+            created_at {d.time_type} NOT NULL,
+            credits_balance {d.bigint_type} NOT NULL,
+            credits_held {d.bigint_type} NOT NULL CHECK (credits_held >= 0),
+            active_jobs_max INTEGER NOT NULL CHECK (active_jobs_max >= 1),
+            disabled {d.flag("disabled")}
+        )
+        """,
+        f"""
+        CREATE TABLE api_keys (
+            {key_seq}id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            key_hash TEXT NOT NULL,
+            hint TEXT NOT NULL,
+            created_at {d.time_type} NOT NULL,
+            revoked_at {d.time_type}
+        )
+        """,
+        "CREATE UNIQUE INDEX api_keys_hash ON api_keys (key_hash)",
+        f"CREATE INDEX api_keys_account ON api_keys (account_id, created_at{key_order})",
+        f"""
+        CREATE TABLE jobs (
+            seq {d.serial_key},
+            id TEXT NOT NULL UNIQUE,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'canceled')),
+            phase TEXT,
+            progress INTEGER,
+            created_at {d.time_type} NOT NULL,
+            finished_at {d.time_type},
+            options {d.json_type} NOT NULL,
+            credits_charged INTEGER NOT NULL DEFAULT 0,
+            result {d.json_type},
+            error {d.json_type},
+            attempts INTEGER NOT NULL DEFAULT 0,
+            image_key TEXT,
+            result_key TEXT,
+            result_expires_at {d.time_type},
+            lease_expires_at {d.time_type}
+        )
+        """,
+        *queue_indexes,
+        "CREATE INDEX jobs_account_status ON jobs (account_id, status)",
+        """
+        CREATE INDEX jobs_result_expiry ON jobs (result_expires_at)
+            WHERE result_key IS NOT NULL
+        """,
+        f"""
+        CREATE TABLE idempotency_keys (
+            account_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            created_at {d.time_type} NOT NULL,
+            expires_at {d.time_type} NOT NULL,
+            PRIMARY KEY (account_id, key)
+        ){d.keyed_table_suffix}
+        """,
+        "CREATE INDEX idempotency_expiry ON idempotency_keys (expires_at)",
+        f"""
+        CREATE TABLE rate_counts (
+            bucket TEXT NOT NULL,
+            window_start {d.bigint_type} NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (bucket, window_start)
+        ){d.keyed_table_suffix}
+        """,
+        "CREATE INDEX rate_counts_window ON rate_counts (window_start)",
+    )
+
+
+#: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
+MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (_version_1,)
+#: The schema version this code writes.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def check_version(version: int, where: str) -> None:
+    """Refuse a database made by a newer printjob (`where` names it in the message)."""
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"{where} has schema version {version}, but this printjob knows only up to "
+            f"{SCHEMA_VERSION}; upgrade printjob"
+        )
+
+
+def upgrade_statements(
+    dialect: Dialect, version: int, where: str
+) -> list[tuple[int, tuple[str, ...]]]:
+    """Each migration from `version` up, as (the version it brings, its statements)."""
+    check_version(version, where)
+    return [(number + 1, MIGRATIONS[number](dialect)) for number in range(version, SCHEMA_VERSION)]
+
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaError", "check_version", "upgrade_statements"]

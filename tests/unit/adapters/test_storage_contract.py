@@ -1,0 +1,758 @@
+"""The storage contract: one suite of repository, unit-of-work, view and rate-counter
+behaviours, run on the core's in-memory fake, on SQLite and on PostgreSQL.
+
+A new storage backend adds its line to `BACKENDS` (and a fixture branch below) and must
+pass every test here. What only one database does (WAL and file modes, the process write
+lock, `nonblocking()`, `SKIP LOCKED` across connections, `NOTIFY`, advisory-lock
+migrations, the pool) is tested in that database's own file. The constraint tests at the
+end run on the databases only: the fake keeps the ports' promises, not the schema's.
+
+PostgreSQL is the server `make test` starts (`PRINTJOB_TEST_DATABASE_URL`), or one
+tests/postgres_support.py starts on first use; never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import attrs
+import psycopg
+import pytest
+
+from printjob_adapters.blobs import FilesystemBlobStore
+from printjob_adapters.postgres import PostgresStorage
+from printjob_adapters.postgres import open_storage as open_postgres
+from printjob_adapters.sqlite import open_storage as open_sqlite
+from printjob_core.fakes import (
+    FakeClock,
+    FakeIds,
+    FakeImageProbe,
+    FakeRateLimiter,
+    FakeStore,
+    FakeUnitOfWork,
+    fake_image,
+)
+from printjob_core.limits import Policy
+from printjob_core.model import (
+    Background,
+    ConversionOutput,
+    JobError,
+    JobErrorCode,
+    JobOptions,
+    JobResult,
+    JobStatus,
+    OutputFormat,
+    Phase,
+    Size,
+)
+from printjob_core.ports import JobByKey
+from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
+from printjob_core.views import UnitOfWorkViews
+from tests.postgres_support import create_database, drop_database
+from tests.unit.adapters.storage_support import (
+    T0,
+    Holder,
+    Storage,
+    account,
+    add_account,
+    api_key,
+    balance,
+    job,
+    record,
+    succeeded,
+)
+
+BACKENDS = ["fake", "sqlite", "postgresql"]
+DATABASES = ["sqlite", "postgresql"]
+MINUTE = datetime(2026, 3, 1, 12, 0, 0, tzinfo=T0.tzinfo)
+
+
+class FakeStorage:
+    """The core's fake behind the storage interface the suite uses."""
+
+    def __init__(self) -> None:
+        self.store = FakeStore()
+        self.limiter = FakeRateLimiter()
+
+    def unit_of_work(self) -> FakeUnitOfWork:
+        return self.store.unit_of_work()
+
+    def reader(self) -> FakeUnitOfWork:
+        return self.store.reader()
+
+    def views(self) -> UnitOfWorkViews:
+        return UnitOfWorkViews(self.store.reader)
+
+    def rate_limiter(self) -> FakeRateLimiter:
+        return self.limiter
+
+    def rate_counter(self) -> FakeRateLimiter:
+        return self.limiter
+
+
+@attrs.frozen
+class Constraints:
+    """The exception each database raises when the schema refuses a change."""
+
+    check: type[Exception]
+    unique: type[Exception]
+    foreign_key: type[Exception]
+    read_only: type[Exception]
+
+
+CONSTRAINTS = {
+    "sqlite": Constraints(
+        check=sqlite3.IntegrityError,
+        unique=sqlite3.IntegrityError,
+        foreign_key=sqlite3.IntegrityError,
+        read_only=sqlite3.OperationalError,
+    ),
+    "postgresql": Constraints(
+        check=psycopg.errors.CheckViolation,
+        unique=psycopg.errors.UniqueViolation,
+        foreign_key=psycopg.errors.ForeignKeyViolation,
+        read_only=psycopg.errors.ReadOnlySqlTransaction,
+    ),
+}
+_TABLES = "rate_counts, idempotency_keys, jobs, api_keys, accounts"
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """One database per test module and process, emptied before each test."""
+    url = create_database()
+    open_postgres(url).close()
+    yield url
+    drop_database(url)
+
+
+def _open(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    if name == "fake":
+        yield FakeStorage()
+    elif name == "sqlite":
+        store = open_sqlite(tmp_path / "printjob.sqlite3")
+        yield store
+        store.close()
+    else:
+        postgres = PostgresStorage(request.getfixturevalue("postgres_url"))
+        with postgres.connection() as conn:
+            conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY")
+        yield postgres
+        postgres.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    yield from _open(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=DATABASES)
+def database(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Storage, Constraints]]:
+    for store in _open(request.param, request, tmp_path):
+        yield store, CONSTRAINTS[request.param]
+
+
+def services(storage: Storage, tmp_path: Path) -> tuple[Ports, ApiService, JobProcessing]:
+    ports = Ports(
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        clock=FakeClock(T0),
+        ids=FakeIds(),
+        blobs=FilesystemBlobStore(tmp_path / "files"),
+        limiter=storage.rate_limiter(),
+        probe=FakeImageProbe(),
+        policy=Policy(submissions_per_minute=1000),
+    )
+    return ports, ApiService(ports), JobProcessing(ports)
+
+
+# -- every storage: repositories, units of work, views --
+
+
+def test_accounts_add_get_save(storage: Storage) -> None:
+    acct = add_account(storage, account(active_jobs_max=5))
+    with storage.unit_of_work() as uow:
+        assert uow.accounts.get(acct.id) == acct
+        assert uow.accounts.get("acct_missing") is None
+        changed = attrs.evolve(acct, credits_balance=7, credits_held=2, disabled=True)
+        uow.accounts.save(changed)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.accounts.get(acct.id) == changed
+
+
+def test_views_read_key_account_and_job_in_one_go(storage: Storage) -> None:
+    """The storage's one-statement views answer exactly what the generic views (one
+    reader unit of work, repository by repository) answer, in every case."""
+    mine = add_account(storage, account(1, credits_held=2))
+    theirs = add_account(storage, account(2))
+    running = job(1, mine.id, status=JobStatus.RUNNING, lease_expires_at=T0)
+    finished = job(
+        2,
+        mine.id,
+        status=JobStatus.SUCCEEDED,
+        finished_at=T0,
+        credits_charged=1,
+        result=JobResult(OutputFormat.SVG, 10, 20, 30, 4, True, T0 + timedelta(days=1)),
+        result_key="results/job_2-1.svg",
+    )
+    queued, other = job(3, mine.id), job(4, theirs.id)
+    revoked = attrs.evolve(api_key(2, mine.id), revoked_at=T0)
+    with storage.unit_of_work() as uow:
+        for item in (running, finished, queued, other):
+            uow.jobs.add(item)
+        for key in (api_key(1, mine.id), revoked, api_key(3, theirs.id)):
+            uow.keys.add(key)
+        uow.commit()
+    fast, generic = storage.views(), UnitOfWorkViews(storage.reader)
+    hashes = [api_key(n, "").key_hash for n in (1, 2, 3, 9)]
+    job_ids = [running.id, finished.id, queued.id, other.id, "job_" + "f" * 32, "../x", "'"]
+    for key_hash in hashes:
+        assert fast.account_by_key(key_hash) == generic.account_by_key(key_hash)
+        for job_id in job_ids:
+            assert fast.job_by_key(key_hash, job_id) == generic.job_by_key(key_hash, job_id)
+    seen = fast.job_by_key(hashes[0], finished.id)
+    assert seen is not None and seen.job == finished and seen.account == mine
+    assert fast.job_by_key(hashes[0], other.id) == JobByKey(api_key(1, mine.id), mine, None)
+    by_revoked = fast.account_by_key(hashes[1])
+    assert by_revoked is not None and by_revoked.key == revoked
+    assert by_revoked.active_jobs == 2
+    assert fast.account_by_key(hashes[3]) is None
+    assert fast.job_by_key(hashes[3], running.id) is None
+
+
+def test_keys_by_id_by_hash_listed_oldest_first_and_revoked(storage: Storage) -> None:
+    acct = add_account(storage)
+    other = add_account(storage, account(2))
+    keys = [api_key(3, acct.id, minute=2), api_key(1, acct.id), api_key(2, other.id)]
+    with storage.unit_of_work() as uow:
+        for key in keys:
+            uow.keys.add(key)
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        assert uow.keys.get(keys[0].id) == keys[0]
+        assert uow.keys.get("key_missing") is None
+        assert uow.keys.find_by_hash(keys[1].key_hash) == keys[1]
+        assert uow.keys.find_by_hash("0" * 64 + "x") is None
+        assert [k.id for k in uow.keys.list_for(acct.id)] == [keys[1].id, keys[0].id]
+        assert uow.keys.list_for("acct_none") == []
+        revoked = attrs.evolve(keys[1], revoked_at=T0 + timedelta(hours=1))
+        uow.keys.save(revoked)
+        uow.commit()
+    with storage.reader() as uow:
+        found = uow.keys.find_by_hash(keys[1].key_hash)
+        assert found == revoked
+        assert found is not None and not found.is_live
+
+
+def test_a_job_round_trips_with_every_field(storage: Storage) -> None:
+    add_account(storage)
+    succeeded = job(
+        1,
+        status=JobStatus.SUCCEEDED,
+        phase=Phase.FINISHING,
+        progress=100,
+        finished_at=T0 + timedelta(minutes=1),
+        options=JobOptions(
+            format=OutputFormat.PDF,
+            size=Size(1000, 500),
+            colors=4,
+            background=Background.REMOVE,
+            dpi=600,
+        ),
+        credits_charged=1,
+        result=JobResult(
+            format=OutputFormat.PDF,
+            width=1000,
+            height=500,
+            bytes=1234,
+            colors=4,
+            background_removed=True,
+            expires_at=T0 + timedelta(days=1),
+        ),
+        attempts=2,
+        image_key=None,
+        result_key="results/x.pdf",
+        lease_expires_at=T0 + timedelta(seconds=90),
+    )
+    failed = job(
+        2,
+        status=JobStatus.FAILED,
+        phase=None,
+        progress=None,
+        finished_at=T0,
+        error=JobError(JobErrorCode.INTERRUPTED, "stopped"),
+    )
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(succeeded)
+        uow.jobs.add(failed)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.jobs.get(succeeded.id) == succeeded
+        assert uow.jobs.get(failed.id) == failed
+        assert uow.jobs.get("job_" + "0" * 32) is None
+
+
+def test_save_updates_a_job(storage: Storage) -> None:
+    add_account(storage)
+    queued = job(1)
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(queued)
+        running = attrs.evolve(
+            queued,
+            status=JobStatus.RUNNING,
+            phase=Phase.BUILDING,
+            progress=40,
+            attempts=1,
+            lease_expires_at=T0,
+        )
+        uow.jobs.save(running)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.jobs.get(queued.id) == running
+    with storage.unit_of_work() as uow, pytest.raises(KeyError):
+        uow.jobs.save(job(99))
+
+
+def test_unfinished_and_queued_counts(storage: Storage) -> None:
+    a = add_account(storage)
+    b = add_account(storage, account(2))
+    jobs = [
+        job(1, a.id),
+        job(2, a.id, status=JobStatus.RUNNING),
+        job(3, a.id, status=JobStatus.SUCCEEDED),
+        job(4, a.id, status=JobStatus.CANCELED),
+        job(5, b.id),
+        job(6, b.id, status=JobStatus.FAILED),
+    ]
+    with storage.unit_of_work() as uow:
+        for j in jobs:
+            uow.jobs.add(j)
+        uow.commit()
+    with storage.reader() as uow:
+        assert [j.id for j in uow.jobs.unfinished_for(a.id)] == [jobs[0].id, jobs[1].id]
+        assert uow.jobs.count_unfinished(a.id) == 2
+        assert uow.jobs.count_unfinished(b.id) == 1
+        assert uow.jobs.count_unfinished("acct_none") == 0
+        assert uow.jobs.count_queued() == 2
+
+
+def test_next_queued_is_the_oldest_by_insertion(storage: Storage) -> None:
+    add_account(storage)
+    # Created-at order deliberately differs from insertion order: FIFO is by insertion.
+    first = job(5)
+    second = job(1)
+    third = job(3)
+    with storage.unit_of_work() as uow:
+        assert uow.jobs.next_queued() is None
+        for j in (first, second, third):
+            uow.jobs.add(j)
+        uow.commit()
+    taken = []
+    for _ in range(3):
+        with storage.unit_of_work() as uow:
+            nxt = uow.jobs.next_queued()
+            assert nxt is not None
+            uow.jobs.save(attrs.evolve(nxt, status=JobStatus.RUNNING))
+            uow.commit()
+        taken.append(nxt.id)
+    assert taken == [first.id, second.id, third.id]
+    with storage.unit_of_work() as uow:
+        assert uow.jobs.next_queued() is None
+        # A job queued again keeps its place in line.
+        uow.jobs.save(attrs.evolve(second, status=JobStatus.QUEUED))
+        uow.jobs.add(job(7))
+        nxt = uow.jobs.next_queued()
+        assert nxt is not None and nxt.id == second.id
+
+
+def test_running_with_lease_before(storage: Storage) -> None:
+    add_account(storage)
+    stale = job(1, status=JobStatus.RUNNING, lease_expires_at=T0 - timedelta(seconds=1))
+    exact = job(2, status=JobStatus.RUNNING, lease_expires_at=T0)
+    fresh = job(3, status=JobStatus.RUNNING, lease_expires_at=T0 + timedelta(seconds=30))
+    no_lease = job(4, status=JobStatus.RUNNING)
+    queued_old_lease = job(5, lease_expires_at=T0 - timedelta(hours=1))
+    with storage.unit_of_work() as uow:
+        for j in (stale, exact, fresh, no_lease, queued_old_lease):
+            uow.jobs.add(j)
+        uow.commit()
+    with storage.reader() as uow:
+        assert [j.id for j in uow.jobs.running_with_lease_before(T0)] == [stale.id]
+        later = T0 + timedelta(minutes=1)
+        assert [j.id for j in uow.jobs.running_with_lease_before(later)] == [
+            stale.id,
+            exact.id,
+            fresh.id,
+        ]
+
+
+def test_results_expiring_before(storage: Storage) -> None:
+    add_account(storage)
+    late = succeeded(1, T0 + timedelta(hours=2), "results/a.svg")
+    early = succeeded(2, T0 - timedelta(hours=1), "results/b.svg")
+    already_deleted = succeeded(3, T0 - timedelta(hours=5), None)
+    keeps = succeeded(4, T0 + timedelta(days=2), "results/d.svg")
+    with storage.unit_of_work() as uow:
+        for j in (late, early, already_deleted, keeps, job(5)):
+            uow.jobs.add(j)
+        uow.commit()
+    with storage.reader() as uow:
+        assert [j.id for j in uow.jobs.results_expiring_before(T0)] == [early.id]
+        moment = T0 + timedelta(hours=3)
+        assert [j.id for j in uow.jobs.results_expiring_before(moment)] == [early.id, late.id]
+
+
+def test_idempotency_get_put_replace_purge(storage: Storage) -> None:
+    first = record("k1", 1, T0 + timedelta(days=1))
+    other_account = record("k1", 2, T0 + timedelta(days=1), account_id="acct_other")
+    old = record("k2", 3, T0 - timedelta(seconds=1))
+    edge = record("k3", 4, T0)
+    with storage.unit_of_work() as uow:
+        for r in (first, other_account, old, edge):
+            uow.idempotency.put(r)
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        assert uow.idempotency.get(first.account_id, "k1") == first
+        assert uow.idempotency.get("acct_other", "k1") == other_account
+        assert uow.idempotency.get(first.account_id, "nope") is None
+        replacement = record("k2", 9, T0 + timedelta(days=1))
+        uow.idempotency.put(replacement)
+        assert uow.idempotency.get(first.account_id, "k2") == replacement
+        assert uow.idempotency.purge_expired(T0) == 1  # edge: expires_at <= now
+        assert uow.idempotency.get(first.account_id, "k3") is None
+        assert uow.idempotency.get(first.account_id, "k2") == replacement
+        uow.commit()
+
+
+def test_leaving_without_commit_rolls_back(storage: Storage) -> None:
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow:
+        uow.accounts.save(attrs.evolve(acct, credits_balance=99))
+        uow.jobs.add(job(1))
+    assert balance(storage) == 10
+    with pytest.raises(RuntimeError, match="boom"), storage.unit_of_work() as uow:
+        uow.accounts.save(attrs.evolve(acct, credits_balance=99))
+        raise RuntimeError("boom")
+    assert balance(storage) == 10
+    with storage.reader() as uow:
+        assert uow.jobs.get(job(1).id) is None
+
+
+def test_a_second_writer_waits_for_the_first(storage: Storage) -> None:
+    add_account(storage)
+    holder = Holder(storage)
+    holder.start()
+    assert holder.holding.wait(5)
+    seen: list[int] = []
+    done_at: list[float] = []
+
+    def second_writer() -> None:
+        with storage.unit_of_work() as uow:
+            acct = uow.accounts.get(account().id)
+            assert acct is not None
+            seen.append(acct.credits_balance)
+            uow.accounts.save(attrs.evolve(acct, credits_balance=acct.credits_balance + 1))
+            uow.commit()
+        done_at.append(time.monotonic())
+
+    writer = threading.Thread(target=second_writer)
+    writer.start()
+    time.sleep(0.3)
+    assert not done_at, "the second writer must wait for the lock"
+    holder.release.set()
+    holder.join(5)
+    writer.join(5)
+    assert seen == [50], "the second writer read the first one's committed balance"
+    assert done_at[0] >= holder.released_at
+    assert balance(storage) == 51
+
+
+def test_a_reader_is_never_blocked_by_a_writer(storage: Storage) -> None:
+    add_account(storage)
+    holder = Holder(storage)
+    holder.start()
+    assert holder.holding.wait(5)
+    try:
+        result: list[int] = []
+
+        def read() -> None:
+            result.append(balance(storage))
+
+        reader = threading.Thread(target=read)
+        started = time.monotonic()
+        reader.start()
+        reader.join(5)
+        assert result == [10], "a reader sees the last committed state"
+        assert time.monotonic() - started < 1.0
+        assert not holder.release.is_set()
+    finally:
+        holder.release.set()
+        holder.join(5)
+    assert balance(storage) == 50
+
+
+def test_an_open_reader_never_blocks_a_writer(storage: Storage) -> None:
+    acct = add_account(storage)
+    reading = threading.Event()
+    finish = threading.Event()
+    seen: list[int] = []
+
+    def long_read() -> None:
+        with storage.reader() as uow:
+            first = uow.accounts.get(acct.id)
+            assert first is not None
+            seen.append(first.credits_balance)
+            reading.set()
+            finish.wait(10)
+            again = uow.accounts.get(acct.id)
+            assert again is not None
+            seen.append(again.credits_balance)
+
+    reader = threading.Thread(target=long_read)
+    reader.start()
+    assert reading.wait(5)
+    try:
+        started = time.monotonic()
+        with storage.unit_of_work() as uow:
+            uow.accounts.save(attrs.evolve(acct, credits_balance=42))
+            uow.commit()
+        assert time.monotonic() - started < 1.0
+    finally:
+        finish.set()
+        reader.join(5)
+    assert seen == [10, 10], "the reader keeps its snapshot"
+    assert balance(storage) == 42
+
+
+def test_services_recover_and_sweep(tmp_path: Path, storage: Storage) -> None:
+    clock = FakeClock(T0)
+    ports = Ports(
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        clock=clock,
+        ids=FakeIds(),
+        blobs=FilesystemBlobStore(tmp_path / "files"),
+        limiter=storage.rate_limiter(),
+        probe=FakeImageProbe(),
+        policy=Policy(submissions_per_minute=100),
+    )
+    operator, api, processing = OperatorService(ports), ApiService(ports), JobProcessing(ports)
+    acct = operator.create_account(5, 5)
+    first = api.submit(acct, [("format", "svg")], fake_image(salt="a"), "key-1").job
+    replay = api.submit(acct, [("format", "svg")], fake_image(salt="a"), "key-1")
+    assert replay.replayed and replay.job.id == first.id
+    second = api.submit(acct, [("format", "png")], fake_image(salt="b")).job
+    assert api.account(acct).credits_held == 2
+
+    done = processing.claim()
+    assert done is not None and done.job.id == first.id
+    finished = processing.succeed(done, ConversionOutput(b"<svg/>", 10, 10, 2, False))
+    assert finished is not None and finished.credits_charged == 1
+    lost = processing.claim()
+    assert lost is not None and lost.job.id == second.id
+
+    # The worker holding `second` dies: once its lease passes, the job is queued again.
+    clock.advance(ports.policy.lease_seconds + 1)
+    assert [j.status for j in processing.recover()] == [JobStatus.QUEUED]
+    again = processing.claim()
+    assert again is not None and again.attempt == 2
+    assert processing.fail(again, "no") is not None
+
+    view = api.account(acct)
+    assert (view.credits_balance, view.credits_held, view.active_jobs) == (4, 0, 0)
+    assert api.result(acct, first.id)[1] == b"<svg/>"
+    clock.advance(ports.policy.result_ttl_seconds)
+    assert processing.sweep() == 1
+    assert processing.sweep() == 0
+    assert list(ports.blobs.keys("")) == []
+    with storage.reader() as uow:
+        kept = uow.jobs.get(first.id)
+        assert uow.idempotency.get(acct.id, "key-1") is None  # expired and purged
+    assert kept is not None and kept.result is not None and kept.result_key is None
+
+
+# -- several writers at once --
+
+
+def test_two_submitters_cannot_spend_one_credit_twice(storage: Storage, tmp_path: Path) -> None:
+    ports, api, _ = services(storage, tmp_path)
+    acct = OperatorService(ports).create_account(1, 10)
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def submit(n: int) -> None:
+        barrier.wait()
+        try:
+            api.submit(acct, [("format", "svg")], fake_image(salt=str(n)))
+            outcomes.append("accepted")
+        except Exception as exc:
+            outcomes.append(getattr(exc, "code", type(exc).__name__))
+
+    threads = [threading.Thread(target=submit, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(outcomes) == ["accepted"] + ["insufficient_credits"] * 5
+    view = api.account(acct)
+    assert (view.credits_balance, view.credits_held, view.active_jobs) == (1, 1, 1)
+
+
+def test_concurrent_submissions_with_one_key_make_one_job(storage: Storage, tmp_path: Path) -> None:
+    ports, api, _ = services(storage, tmp_path)
+    acct = OperatorService(ports).create_account(10, 10)
+    barrier = threading.Barrier(6)
+    results: list[tuple[str, bool]] = []
+
+    def submit() -> None:
+        barrier.wait()
+        done = api.submit(acct, [("format", "svg")], fake_image(salt="same"), "one-key")
+        results.append((done.job.id, done.replayed))
+
+    threads = [threading.Thread(target=submit) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(results) == 6
+    assert len({job_id for job_id, _ in results}) == 1
+    assert sorted(replayed for _, replayed in results) == [False] + [True] * 5
+    view = api.account(acct)
+    assert (view.credits_held, view.active_jobs) == (1, 1)
+
+
+def _race(*calls: Callable[[], object]) -> None:
+    """Run the calls at once, each in its own thread; errors (a 409, say) are ignored."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Callable[[], object]) -> None:
+        barrier.wait()
+        with contextlib.suppress(Exception):
+            call()
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+
+def test_cancel_and_succeed_racing_move_one_credit(storage: Storage, tmp_path: Path) -> None:
+    ports, api, processing = services(storage, tmp_path)
+    output = ConversionOutput(b"<svg/>", 1, 1, 1, False)
+    for round_ in range(5):
+        acct = OperatorService(ports).create_account(1, 10)
+        submitted = api.submit(acct, [("format", "svg")], fake_image(salt=f"r{round_}")).job
+        claim = processing.claim()
+        assert claim is not None and claim.job.id == submitted.id
+        _race(
+            functools.partial(api.cancel, acct, submitted.id),
+            functools.partial(processing.succeed, claim, output),
+        )
+        final = api.get_job(acct, submitted.id)
+        view = api.account(acct)
+        assert view.credits_held == 0
+        if final.status is JobStatus.SUCCEEDED:
+            assert view.credits_balance == 0 and final.credits_charged == 1
+        else:
+            assert final.status is JobStatus.CANCELED
+            assert view.credits_balance == 1 and final.credits_charged == 0
+
+
+# -- the rate counter --
+
+
+def test_allows_up_to_the_limit_then_refuses(storage: Storage) -> None:
+    limiter = storage.rate_counter()
+    now = MINUTE + timedelta(seconds=15)
+    decisions = [limiter.hit("submit:a", 3, now) for _ in range(5)]
+    assert [d.allowed for d in decisions] == [True, True, True, False, False]
+    assert all(d.retry_after == 45 for d in decisions)
+    assert limiter.count("submit:a", now) == 5
+    assert limiter.count("submit:b", now) == 0
+
+
+def test_buckets_are_separate(storage: Storage) -> None:
+    limiter = storage.rate_counter()
+    assert limiter.hit("a", 1, MINUTE).allowed
+    assert limiter.hit("b", 1, MINUTE).allowed
+    assert not limiter.hit("a", 1, MINUTE).allowed
+
+
+def test_a_new_minute_starts_a_new_window(storage: Storage) -> None:
+    limiter = storage.rate_counter()
+    for _ in range(2):
+        limiter.hit("a", 1, MINUTE + timedelta(seconds=59))
+    assert not limiter.hit("a", 1, MINUTE + timedelta(seconds=59, microseconds=999_999)).allowed
+    fresh = limiter.hit("a", 1, MINUTE + timedelta(seconds=60))
+    assert fresh.allowed and fresh.retry_after == 60
+    assert limiter.count("a", MINUTE + timedelta(seconds=61)) == 1
+
+
+def test_retry_after_is_at_least_one_second(storage: Storage) -> None:
+    limiter = storage.rate_counter()
+    decision = limiter.hit("a", 5, MINUTE + timedelta(seconds=59, microseconds=900_000))
+    assert decision.retry_after == 1
+
+
+def test_behaves_exactly_like_the_fake(storage: Storage) -> None:
+    real, fake = storage.rate_counter(), FakeRateLimiter()
+    moment = MINUTE - timedelta(seconds=7, microseconds=250_000)
+    for step in range(200):
+        moment += timedelta(seconds=(step * 7) % 11 + 0.37)
+        bucket = f"b{step % 3}"
+        assert real.hit(bucket, 4, moment) == fake.hit(bucket, 4, moment), step
+        assert real.count(bucket, moment) == fake.count(bucket, moment)
+
+
+# -- the databases' own constraints --
+
+
+def test_held_credits_can_never_go_negative(database: tuple[Storage, Constraints]) -> None:
+    storage, refuses = database
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow, pytest.raises(refuses.check):
+        uow.accounts.save(attrs.evolve(acct, credits_held=-1))
+    assert balance(storage) == 10
+
+
+def test_a_key_hash_is_unique(database: tuple[Storage, Constraints]) -> None:
+    storage, refuses = database
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow:
+        uow.keys.add(api_key(1, acct.id))
+        with pytest.raises(refuses.unique):
+            uow.keys.add(attrs.evolve(api_key(1, acct.id), id="key_other"))
+
+
+def test_a_key_needs_an_existing_account(database: tuple[Storage, Constraints]) -> None:
+    storage, refuses = database
+    with storage.unit_of_work() as uow, pytest.raises(refuses.foreign_key):
+        uow.keys.add(api_key(1, "acct_nobody"))
+
+
+def test_a_reader_cannot_write_and_its_commit_does_nothing(
+    database: tuple[Storage, Constraints],
+) -> None:
+    storage, refuses = database
+    acct = add_account(storage)
+    with storage.reader() as uow:
+        with pytest.raises(refuses.read_only):
+            uow.accounts.save(attrs.evolve(acct, credits_balance=99))
+        uow.commit()
+    assert balance(storage) == 10
+    # The connection is writable again afterwards.
+    with storage.unit_of_work() as uow:
+        uow.accounts.save(attrs.evolve(acct, credits_balance=11))
+        uow.commit()
+    assert balance(storage) == 11
