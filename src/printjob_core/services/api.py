@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from printjob_core.errors import ProblemError
 from printjob_core.model import Account, Job
 from printjob_core.services.access import Access
 from printjob_core.services.common import Ports
@@ -40,9 +39,6 @@ class ApiService:
     ) -> Submission:
         return self.submissions.submit(account, fields, image, idempotency_key)
 
-    def refuse_submission(self, account: Account, error: ProblemError) -> ProblemError:
-        return self.submissions.refuse(account, error)
-
     def job_for_key(self, authorization: str | None, client_address: str, job_id: str) -> Job:
         return self.jobs.job_for_key(authorization, client_address, job_id)
 
@@ -54,6 +50,9 @@ class ApiService:
 
     def result(self, account: Account, job_id: str) -> tuple[Job, bytes]:
         return self.jobs.result(account, job_id)
+
+    # The account-level reads, for callers that already hold the account (storage tests,
+    # tools); the server answers polls with the keyed reads above.
 
     def get_job(self, account: Account, job_id: str) -> Job:
         return self.jobs.get_job(account, job_id)
