@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from litestar import Litestar
 from litestar.di import Provide
@@ -23,16 +23,23 @@ from printjob_core.services import ApiService, Ports
 from printjob_http.gate import Gate, Route, match_route
 from printjob_http.polling import polling_reads
 from printjob_http.routes import EXCEPTION_HANDLERS, HANDLERS
-from printjob_http.shell import Shell, client_address
+from printjob_http.shell import Settings, Shell, client_address
 
 
 class Container(Protocol):
     """What `printjob_adapters.bootstrap.bootstrap` returns, as far as the shell needs it."""
 
-    settings: Any
-    storage: Storage
-    ports: Ports
-    api: ApiService
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def ports(self) -> Ports: ...
+
+    @property
+    def api(self) -> ApiService: ...
 
 
 def create_app(container: Container, on_startup: Sequence[Callable[[], object]] = ()) -> Gate:

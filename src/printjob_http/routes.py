@@ -27,7 +27,7 @@ from printjob_core.errors import (
     RateLimited,
     ServerBusy,
 )
-from printjob_core.model import Account
+from printjob_core.model import Account, Job
 from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
 from printjob_core.services import Submission, body_too_large, declared_length_refusal
 from printjob_http import multipart
@@ -100,7 +100,7 @@ async def cancel_job(
 ) -> ASGIApp:
     authorization, address = shell.credentials(request.scope)
 
-    def cancel() -> Any:
+    def cancel() -> Job:
         return shell.jobs.cancel(shell.access.authenticate(authorization, address), job_id)
 
     return job_answer(shell, request.scope, await in_thread(cancel))
@@ -112,7 +112,7 @@ async def download(
 ) -> ASGIApp:
     authorization, address = shell.credentials(request.scope)
 
-    def result() -> Any:
+    def result() -> tuple[Job, bytes]:
         return shell.jobs.result(shell.access.authenticate(authorization, address), job_id)
 
     job, data = await in_thread(result)

@@ -22,10 +22,17 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 class Settings(Protocol):
     """The settings the shell reads (`printjob_adapters.settings.Settings` has them)."""
 
-    base_url: str | None
-    docs_url: str
-    service_name: str
-    trusted_proxies: tuple[str, ...]
+    @property
+    def base_url(self) -> str | None: ...
+
+    @property
+    def docs_url(self) -> str: ...
+
+    @property
+    def service_name(self) -> str: ...
+
+    @property
+    def trusted_proxies(self) -> tuple[str, ...]: ...
 
 
 @attrs.frozen
@@ -36,7 +43,8 @@ class Shell:
     submissions: Submissions
     jobs: Jobs
     policy: Policy
-    settings: Any
+    #: For the OpenAPI document (its `servers`, the docs address, the limits).
+    settings: Settings
     docs_url: str
     #: The realm of `WWW-Authenticate` (contract 5.3): the service's name.
     realm: str
