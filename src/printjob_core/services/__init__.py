@@ -23,7 +23,13 @@ from printjob_core.services.api import ApiService
 from printjob_core.services.common import JOB_ID, Ports
 from printjob_core.services.jobs import POLL_RETRY_AFTER, Jobs, poll_retry_after
 from printjob_core.services.operator import ACTIVE_JOBS_CHOICES, AccountSummary, OperatorService
-from printjob_core.services.processing import Claim, JobProcessing, Sightings
+from printjob_core.services.processing import (
+    Claim,
+    JobProcessing,
+    MemorySightings,
+    Sightings,
+    SightingsStore,
+)
 from printjob_core.services.submissions import (
     ACTIVE_JOBS_RETRY_AFTER,
     REFUSAL_ORDER,
@@ -47,9 +53,11 @@ __all__ = [
     "IllegalTransition",
     "JobProcessing",
     "Jobs",
+    "MemorySightings",
     "OperatorService",
     "Ports",
     "Sightings",
+    "SightingsStore",
     "Submission",
     "Submissions",
     "_live_owner",

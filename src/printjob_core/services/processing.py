@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from types import MappingProxyType
+from typing import Protocol
 
 import attrs
 
@@ -21,9 +22,8 @@ from printjob_core.services.common import JOB_ID, Ports, apply_transition, drop_
 class Sightings:
     """Stored files an orphan sweep found unneeded, and when each was first seen so.
 
-    A value: `due` returns the files to delete now and the sightings to keep, so the
-    memory of one sweep for the next is data the caller holds, not state hidden in a
-    service.
+    A value: `due` returns the files to delete now and the sightings to keep; where they
+    are kept between sweeps is a `SightingsStore`.
     """
 
     since: Mapping[str, datetime] = attrs.field(factory=lambda: MappingProxyType({}))
@@ -39,6 +39,28 @@ class Sightings:
         return due, Sightings(MappingProxyType(seen))
 
 
+class SightingsStore(Protocol):
+    """Where the orphan sweep keeps its `Sightings` from one call to the next."""
+
+    def load(self) -> Sightings: ...
+
+    def store(self, sightings: Sightings) -> None: ...
+
+
+class MemorySightings:
+    """Sightings kept in this process: a restarted process starts looking again, which
+    only delays a deletion by one lease."""
+
+    def __init__(self) -> None:
+        self._sightings = Sightings()
+
+    def load(self) -> Sightings:
+        return self._sightings
+
+    def store(self, sightings: Sightings) -> None:
+        self._sightings = sightings
+
+
 @attrs.frozen
 class Claim:
     """A job a worker took, with the attempt number that fences its later writes."""
@@ -50,10 +72,10 @@ class Claim:
 class JobProcessing:
     """What the job runner does: claim, report, finish, and recover after a crash."""
 
-    def __init__(self, ports: Ports, sightings: Sightings | None = None) -> None:
+    def __init__(self, ports: Ports, sightings: SightingsStore | None = None) -> None:
         self.ports = ports
         self.policy = ports.policy
-        self.sightings: Sightings = Sightings() if sightings is None else sightings
+        self.sightings: SightingsStore = MemorySightings() if sightings is None else sightings
 
     def claim(self) -> Claim | None:
         """Take the oldest queued job: queued -> running, under a lease."""
@@ -204,8 +226,8 @@ class JobProcessing:
         runs must not be kept (contract section 1, design decision 10). A submission stores
         the image, and a worker the result, just before the transaction that records it, so
         a file is deleted only once it has been seen unneeded for a whole lease; calls every
-        few seconds from one long-lived object (the job runner) are expected; what was seen
-        when is the `Sightings` value it carries from one call to the next.
+        few seconds from the job runner are expected; what was seen when is kept in the
+        `SightingsStore` the service was given.
         """
         now = self.ports.clock.now()
         keys = [*self.ports.blobs.keys("uploads/"), *self.ports.blobs.keys("results/")]
@@ -223,7 +245,8 @@ class JobProcessing:
                         unneeded.add(key)
                 elif job.result_key != key:
                     unneeded.add(key)
-        due, self.sightings = self.sightings.due(unneeded, now, self.policy.lease)
+        due, kept = self.sightings.load().due(unneeded, now, self.policy.lease)
+        self.sightings.store(kept)
         for key in due:
             self.ports.blobs.delete(key)
         return len(due)
@@ -247,4 +270,4 @@ def _still_ours(job: Job, claim: Claim) -> bool:
     return job.status is JobStatus.RUNNING and job.attempts == claim.attempt
 
 
-__all__ = ["Claim", "JobProcessing", "Sightings"]
+__all__ = ["Claim", "JobProcessing", "MemorySightings", "Sightings", "SightingsStore"]

@@ -20,6 +20,8 @@ from printjob_core.limits import Policy
 from printjob_core.model import JobStatus
 from printjob_core.services import (
     REFUSAL_ORDER,
+    JobProcessing,
+    MemorySightings,
     Sightings,
     body_too_large,
     declared_length_refusal,
@@ -89,3 +91,15 @@ def test_sightings_delete_only_after_the_grace() -> None:
     assert due == ["a"] and dict(seen.since) == {}
     due, seen = seen.due({"b"}, start + 2 * grace, grace)
     assert due == [] and dict(seen.since) == {"b": start + 2 * grace}
+
+
+def test_the_sweep_keeps_its_memory_in_the_store_it_was_given(world: World) -> None:
+    world.blobs.put("uploads/job_" + "a" * 32, b"stray")
+    store = MemorySightings()
+    runner = JobProcessing(world.ports, store)
+    assert runner.sweep_orphans() == 0
+    assert set(store.load().since) == {"uploads/job_" + "a" * 32}
+    # another runner over the same store remembers what the first one saw
+    world.clock.advance(world.ports.policy.lease_seconds)
+    assert JobProcessing(world.ports, store).sweep_orphans() == 1
+    assert world.uploads() == set()
