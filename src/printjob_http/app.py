@@ -68,6 +68,8 @@ def create_app(container: Container, on_startup: Sequence[Callable[[], object]] 
         on_startup=list(on_startup),
         dependencies={"shell": Provide(provide_shell, use_cache=True, sync_to_thread=False)},
         openapi_config=None,
+        # The handlers return an `Answer`, not a `Response`: it has the one method
+        # Litestar's exception middleware calls (`to_asgi_response`).
         exception_handlers=dict(EXCEPTION_HANDLERS),  # type: ignore[arg-type]
         request_max_body_size=shell.policy.max_upload_bytes,
         debug=False,

@@ -41,7 +41,7 @@ log = logging.getLogger("printjob.http")
 Injected = NamedDependency[SkipValidation[Shell]]
 
 
-async def _account(request: Request[Any, Any, Any], shell: Shell) -> Account:
+async def _authenticate(request: Request[Any, Any, Any], shell: Shell) -> Account:
     return await in_thread(shell.access.authenticate, *shell.credentials(request.scope))
 
 
@@ -78,7 +78,7 @@ def _parse_and_submit(
 
 @post("/v1/jobs", status_code=202)
 async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIApp:
-    account = await _account(request, shell)
+    account = await _authenticate(request, shell)
     content_type = request.headers.get("content-type")
     try:
         multipart.boundary_of(content_type)

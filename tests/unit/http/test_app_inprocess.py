@@ -297,3 +297,22 @@ def test_a_refused_body_still_counts_as_a_submission(app: App) -> None:
         big = app.submit(auth, image=fake_image() + b"x" * POLICY.max_upload_bytes)
         assert_problem(big, 413, "image_too_large", param="image")
     assert_problem(app.submit(auth), 429, "rate_limited")
+
+
+def test_an_unexpected_failure_is_a_500_problem(
+    app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    auth = app.key()
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("storage fell over")
+
+    monkeypatch.setattr(app.ports.views, "job_by_key", broken)
+    monkeypatch.setattr(app.ports.blobs, "get", broken)
+    job = app.submit(auth).json()
+    claim = app.processing.claim()
+    assert claim is not None
+    app.processing.succeed(claim, ConversionOutput(b"<svg/>", 10, 10, 2, background_removed=False))
+    for path in (f"/v1/jobs/{job['id']}", f"/v1/jobs/{job['id']}/result"):
+        assert_problem(app.request("GET", path, headers=auth), 500, "internal_error")
+    assert "storage fell over" in caplog.text
