@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Send
 
 #: Seconds a line may wait in the buffer.
 FLUSH_SECONDS = 0.5
@@ -39,7 +39,7 @@ class AccessLog:
         self._second = -1
         self._stamp = ""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -60,7 +60,7 @@ class AccessLog:
         finally:
             self._add(scope, status, sent, time.perf_counter() - started)
 
-    def _add(self, scope: Scope, status: int, sent: int, seconds: float) -> None:
+    def _add(self, scope: Any, status: int, sent: int, seconds: float) -> None:
         client = scope.get("client")
         peer = f"{client[0]}:{client[1]}" if client else "-"
         raw = scope.get("raw_path") or scope["path"].encode()

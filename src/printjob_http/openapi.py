@@ -2,23 +2,59 @@
 
 Every operation, parameter, header, answer and Problem of the contract is described
 here; the contract tests run schemathesis against this document as served by the real
-server, and validate it with openapi-spec-validator.
+server, and validate it with openapi-spec-validator. Limits, enumerations, polling hints
+and error codes come from the core (`Policy`, `printjob_core.model`, `options`,
+`services`, `errors`), so the document cannot drift from what the service does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from printjob_core.errors import PROBLEM_TYPES
+from printjob_core.errors import (
+    PROBLEM_TYPES,
+    AccountDisabled,
+    IdempotencyKeyReused,
+    ImageTooLarge,
+    InsufficientCredits,
+    InternalError,
+    InvalidParameter,
+    JobNotCancelable,
+    MethodNotAllowed,
+    NotFound,
+    RateLimited,
+    ResultExpired,
+    ResultNotReady,
+    ServerBusy,
+    TooManyActiveJobs,
+    Unauthenticated,
+    UnsupportedImage,
+)
 from printjob_core.keys import KEY_PREFIX
 from printjob_core.limits import Policy
-from printjob_core.model import OutputFormat
+from printjob_core.model import (
+    DEFAULT_DPI,
+    PRINT_CANVAS,
+    Background,
+    JobErrorCode,
+    JobStatus,
+    OutputFormat,
+    Phase,
+)
+from printjob_core.options import COLORS_RANGE, DPI_RANGE, MAX_CANVAS_PIXELS, MAX_SIDE
+from printjob_core.services import JOB_ID, POLL_RETRY_AFTER
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"
-JOB_ID_PATTERN = "^job_[0-9a-f]{32}$"
+JOB_ID_PATTERN = f"^{JOB_ID.pattern}$"
 IDEMPOTENCY_KEY_PATTERN = '^"?[A-Za-z0-9._:-]{1,255}"?$'
 SIZE_PATTERN = "^(original|[0-9]{1,6}[xX][0-9]{1,6})$"
+
+BACKGROUNDS = [b.value for b in Background]
+#: The polling hints of contract section 3, as the descriptions state them.
+POLL_HINT = (
+    f"{POLL_RETRY_AFTER[JobStatus.QUEUED]} queued, {POLL_RETRY_AFTER[JobStatus.RUNNING]} running"
+)
 
 #: Which Problem codes each status can carry (contract section 7).
 CODES_BY_STATUS: dict[int, list[str]] = {}
@@ -36,6 +72,7 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
     formats = [f.value for f in OutputFormat]
+    hours = policy.result_ttl_seconds // 3600
     date_time = {"type": "string", "format": "date-time"}
     return {
         "JobOptions": {
@@ -47,15 +84,15 @@ def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
                 "size": {"type": "string", "pattern": SIZE_PATTERN},
                 "colors": {
                     "type": ["integer", "null"],
-                    "minimum": 1,
-                    "maximum": 1000,
+                    "minimum": COLORS_RANGE[0],
+                    "maximum": COLORS_RANGE[1],
                     "description": "null means automatic.",
                 },
-                "background": {"type": "string", "enum": ["keep", "remove"]},
+                "background": {"type": "string", "enum": BACKGROUNDS},
                 "dpi": {
                     "type": "integer",
-                    "minimum": 1,
-                    "maximum": 10000,
+                    "minimum": DPI_RANGE[0],
+                    "maximum": DPI_RANGE[1],
                     "description": "Present only when it was sent.",
                 },
             },
@@ -91,7 +128,7 @@ def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
                 },
                 "expires_at": {
                     **date_time,
-                    "description": "When the file is deleted: 24 hours after the job ended.",
+                    "description": f"When the file is deleted: {hours} hours after the job ended.",
                 },
             },
         },
@@ -100,7 +137,7 @@ def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
             "description": "Why a job failed (contract 2.4).",
             "required": ["code", "detail"],
             "properties": {
-                "code": {"type": "string", "enum": ["processing_failed", "interrupted"]},
+                "code": {"type": "string", "enum": [c.value for c in JobErrorCode]},
                 "detail": {"type": "string"},
             },
         },
@@ -123,11 +160,11 @@ def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
                 "id": {"type": "string", "pattern": JOB_ID_PATTERN},
                 "status": {
                     "type": "string",
-                    "enum": ["queued", "running", "succeeded", "failed", "canceled"],
+                    "enum": [status.value for status in JobStatus],
                 },
                 "phase": {
                     "type": ["string", "null"],
-                    "enum": ["queued", "analysing", "building", "finishing", None],
+                    "enum": [*(phase.value for phase in Phase), None],
                     "description": "For progress display only; may change without notice.",
                 },
                 "progress": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
@@ -221,33 +258,38 @@ def _schemas(docs_url: str, policy: Policy) -> dict[str, Any]:
                 "format": {
                     "type": "string",
                     "enum": formats,
-                    "description": "png is a print PNG at 300 dpi.",
+                    "description": f"png is a print PNG at {DEFAULT_DPI} dpi.",
                 },
                 "size": {
                     "type": "string",
                     "pattern": SIZE_PATTERN,
                     "default": "original",
                     "description": (
-                        "original, or <width>x<height> in pixels: each side 1 to 20000, at "
-                        "most 40 megapixels. A png with original is 4500 x 5400 at 300 dpi."
+                        f"original, or <width>x<height> in pixels: each side 1 to {MAX_SIDE}, at "
+                        f"most {MAX_CANVAS_PIXELS // 1_000_000} megapixels. A png with original "
+                        f"is {PRINT_CANVAS[0]} x {PRINT_CANVAS[1]} at {DEFAULT_DPI} dpi."
                     ),
                 },
                 "dpi": {
                     "type": "integer",
-                    "minimum": 1,
-                    "maximum": 10000,
-                    "default": 300,
+                    "minimum": DPI_RANGE[0],
+                    "maximum": DPI_RANGE[1],
+                    "default": DEFAULT_DPI,
                     "description": (
                         "Only with an explicit size (without one: 400 invalid_parameter)."
                     ),
                 },
                 "colors": {
                     "type": "integer",
-                    "minimum": 1,
-                    "maximum": 1000,
+                    "minimum": COLORS_RANGE[0],
+                    "maximum": COLORS_RANGE[1],
                     "description": "Number of flat colors wanted; leave out for automatic.",
                 },
-                "background": {"type": "string", "enum": ["keep", "remove"], "default": "keep"},
+                "background": {
+                    "type": "string",
+                    "enum": BACKGROUNDS,
+                    "default": Background.KEEP.value,
+                },
             },
         },
     }
@@ -286,7 +328,7 @@ def _job_answer(description: str, status_note: str) -> dict[str, Any]:
             "Retry-After": {
                 "description": (
                     "Seconds to wait before polling again, while the job is unfinished "
-                    f"(5 queued, 3 running). {status_note}"
+                    f"({POLL_HINT}). {status_note}"
                 ),
                 "required": False,
                 "schema": {"type": "integer", "minimum": 1},
@@ -298,13 +340,14 @@ def _job_answer(description: str, status_note: str) -> dict[str, Any]:
 
 def _common(*statuses: int) -> dict[str, Any]:
     texts = {
-        401: "The API key is missing, wrong or revoked (unauthenticated).",
-        403: "The account is disabled (account_disabled).",
-        404: "No such job in this account (not_found), also for another account's job.",
-        429: "A per-minute limit was reached (rate_limited): wait Retry-After seconds.",
-        500: "Something broke on the server (internal_error): retry.",
+        401: f"The API key is missing, wrong or revoked ({Unauthenticated.code}).",
+        403: f"The account is disabled ({AccountDisabled.code}).",
+        404: f"No such job in this account ({NotFound.code}), also for another account's job.",
+        429: f"A per-minute limit was reached ({RateLimited.code}): wait Retry-After seconds.",
+        500: f"Something broke on the server ({InternalError.code}): retry.",
     }
-    return {str(s): _problem(s, texts[s], ["rate_limited"] if s == 429 else None) for s in statuses}
+    only_rate = [RateLimited.code]
+    return {str(s): _problem(s, texts[s], only_rate if s == 429 else None) for s in statuses}
 
 
 def openapi_document(settings: Any = None) -> dict[str, Any]:
@@ -313,6 +356,7 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
     docs_url = getattr(settings, "docs_url", None) or "https://docs.printjob.dev/v1/errors"
     service = getattr(settings, "service_name", None) or "printjob"
     policy = settings.policy() if settings is not None and hasattr(settings, "policy") else Policy()
+    formats = [f.value for f in OutputFormat]
     job_id = {"$ref": "#/components/parameters/JobId"}
     security: list[dict[str, list[str]]] = [{"bearer": []}]
     return {
@@ -321,12 +365,13 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
             "title": f"{service} API",
             "version": API_VERSION,
             "description": (
-                "Turn one raster image into one print file (SVG, PDF, EPS or a 300 dpi print "
-                "PNG) as an asynchronous job: submit, poll the job honoring Retry-After, then "
-                "download the file. A job that succeeds costs 1 credit; failed, canceled and "
+                "Turn one raster image into one print file (SVG, PDF, EPS or a "
+                f"{DEFAULT_DPI} dpi print PNG) as an asynchronous job: submit, poll the job "
+                "honoring Retry-After, then download the file. A job that succeeds costs "
+                f"{policy.job_cost} credit; failed, canceled and "
                 "interrupted jobs cost nothing. Every error is application/problem+json with "
                 "a stable `code`. A request with a method not allowed for a path gets 405 "
-                "method_not_allowed with an `Allow` header (HEAD and OPTIONS included)."
+                f"{MethodNotAllowed.code} with an `Allow` header (HEAD and OPTIONS included)."
             ),
         },
         "servers": [{"url": base_url}],
@@ -338,9 +383,10 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     "summary": "Submit an image",
                     "description": (
                         "Accepts one image with its options and answers at once with a queued "
-                        "job; the file is produced in the background. 1 credit is held until "
-                        "the job ends and charged only on success. The same image, options "
-                        "and Idempotency-Key within 24 hours return the first job "
+                        f"job; the file is produced in the background. {policy.job_cost} credit "
+                        "is held until the job ends and charged only on success. The same "
+                        "image, options and Idempotency-Key within "
+                        f"{policy.idempotency_ttl_seconds // 3600} hours return the first job "
                         "(Idempotent-Replayed: true) and hold no second credit."
                     ),
                     "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
@@ -364,8 +410,8 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                                 },
                                 "Retry-After": {
                                     "description": (
-                                        "Seconds to wait before the first poll (5 queued, "
-                                        "3 running); absent for a final job on a replay."
+                                        f"Seconds to wait before the first poll ({POLL_HINT}); "
+                                        "absent for a final job on a replay."
                                     ),
                                     "required": False,
                                     "schema": {"type": "integer", "minimum": 1},
@@ -383,31 +429,34 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                         },
                         "400": _problem(
                             400,
-                            "A field is wrong, missing or unknown (invalid_parameter); "
+                            f"A field is wrong, missing or unknown ({InvalidParameter.code}); "
                             "`param` names it.",
                         ),
                         "401": _common(401)["401"],
-                        "402": _problem(402, "Not enough credits (insufficient_credits)."),
+                        "402": _problem(402, f"Not enough credits ({InsufficientCredits.code})."),
                         "403": _common(403)["403"],
                         "413": _problem(
                             413,
-                            "Over 3 megapixels or a request over 30 MB (image_too_large).",
+                            f"Over {policy.max_upload_pixels // 1_000_000} megapixels or a "
+                            f"request over {policy.max_upload_bytes // 2**20} MB "
+                            f"({ImageTooLarge.code}).",
                         ),
                         "422": _problem(
                             422,
-                            "Not an openable image or sides out of bounds (unsupported_image), "
-                            "or the key came with another image or options "
-                            "(idempotency_key_reused).",
+                            "Not an openable image or sides out of bounds "
+                            f"({UnsupportedImage.code}), or the key came with another image or "
+                            f"options ({IdempotencyKeyReused.code}).",
                         ),
                         "429": _problem(
                             429,
-                            "Submissions per minute exceeded (rate_limited) or too many "
-                            "unfinished jobs (too_many_active_jobs); wait Retry-After seconds.",
+                            f"Submissions per minute exceeded ({RateLimited.code}) or too many "
+                            f"unfinished jobs ({TooManyActiveJobs.code}); wait Retry-After "
+                            "seconds.",
                         ),
                         "500": _common(500)["500"],
                         "503": _problem(
                             503,
-                            "Server busy (server_busy): wait Retry-After seconds and resend "
+                            f"Server busy ({ServerBusy.code}): wait Retry-After seconds and resend "
                             "with the same Idempotency-Key.",
                         ),
                     },
@@ -445,8 +494,8 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                         **_common(401, 403, 404),
                         "409": _problem(
                             409,
-                            "The job already succeeded or failed (job_not_cancelable).",
-                            ["job_not_cancelable"],
+                            f"The job already succeeded or failed ({JobNotCancelable.code}).",
+                            [JobNotCancelable.code],
                         ),
                         **_common(429, 500),
                     },
@@ -467,8 +516,8 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                                     "schema": {
                                         "type": "string",
                                         "pattern": (
-                                            '^attachment; filename="job_[0-9a-f]{32}'
-                                            '\\.(svg|pdf|eps|png)"$'
+                                            f'^attachment; filename="{JOB_ID.pattern}'
+                                            f'\\.({"|".join(formats)})"$'
                                         ),
                                     },
                                 },
@@ -486,12 +535,13 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                         **_common(401, 403, 404),
                         "409": _problem(
                             409,
-                            "The job has no file yet, or never will (result_not_ready).",
-                            ["result_not_ready"],
+                            f"The job has no file yet, or never will ({ResultNotReady.code}).",
+                            [ResultNotReady.code],
                         ),
                         "410": _problem(
                             410,
-                            "The file was deleted 24 hours after the job ended (result_expired).",
+                            f"The file was deleted {policy.result_ttl_seconds // 3600} hours after "
+                            f"the job ended ({ResultExpired.code}).",
                         ),
                         **_common(429, 500),
                     },
@@ -532,7 +582,8 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     "scheme": "bearer",
                     "description": (
                         f"An API key: 43 characters starting with `{KEY_PREFIX}`, sent as "
-                        "`Authorization: Bearer <API_KEY>`. After 30 wrong keys within a "
+                        "`Authorization: Bearer <API_KEY>`. After "
+                        f"{policy.wrong_keys_per_minute} wrong keys within a "
                         "minute from one network, further wrong keys get 429."
                     ),
                 }
@@ -550,7 +601,8 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     "required": False,
                     "description": (
                         "1 to 255 letters, digits or . _ : - (optionally in double quotes); a "
-                        "UUID works. Remembered 24 hours per account."
+                        "UUID works. Remembered "
+                        f"{policy.idempotency_ttl_seconds // 3600} hours per account."
                     ),
                     "schema": {"type": "string", "pattern": IDEMPOTENCY_KEY_PATTERN},
                 },
@@ -578,7 +630,7 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
             "responses": {
                 "MethodNotAllowed": {
                     "description": (
-                        "The path does not allow this method (method_not_allowed); `Allow` "
+                        f"The path does not allow this method ({MethodNotAllowed.code}); `Allow` "
                         "lists the methods it does. Sent for any method besides the "
                         "operation's, HEAD and OPTIONS included."
                     ),
@@ -592,7 +644,9 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     },
                 },
                 "NotFound": {
-                    "description": "No such path (not_found); trailing slashes are not added.",
+                    "description": (
+                        f"No such path ({NotFound.code}); trailing slashes are not added."
+                    ),
                     "content": _problem(404, "")["content"],
                 },
             },

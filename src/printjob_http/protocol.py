@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from printjob_core.errors import InvalidParameter
-from printjob_core.shapes import problem_for, to_json
+from printjob_http.answers import PROBLEM_JSON, encode_headers, problem_body, problem_headers
 
 #: Request line plus headers, in bytes, above which a request is refused unread.
 MAX_HEAD_BYTES = 32 * 1024
@@ -27,19 +26,16 @@ class _HeadTooLarge(Exception):
 
 
 def head_too_large_answer(docs_url: str) -> bytes:
+    """The whole HTTP answer, as bytes: it is written before any ASGI app sees the request,
+    with the same body and headers the shell's `problem_answer` gives."""
     error = InvalidParameter(
         f"The request line and headers are over {MAX_HEAD_BYTES // 1024} KiB, the most this "
         "server reads; send shorter headers."
     )
-    body = msgspec.json.encode(to_json(problem_for(error, docs_url)))
-    return (
-        STATUS_LINE[error.status]
-        + b"content-type: application/problem+json\r\n"
-        + b"content-length: "
-        + str(len(body)).encode()
-        + b"\r\nconnection: close\r\n\r\n"
-        + body
-    )
+    body = problem_body(error, docs_url)
+    headers = encode_headers(body, PROBLEM_JSON, problem_headers(error, {"Connection": "close"}))
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return STATUS_LINE[error.status] + head + b"\r\n" + body
 
 
 def bounded_protocol(docs_url: str) -> type[HttpToolsProtocol]:

@@ -317,8 +317,7 @@ def serve(
             log.info("startup: %d job(s) of a previous run recovered", len(recovered))
         if first_start:
             print(create_demo(container, settings.base_url or ""), flush=True)
-        app = create_app(container)
-        app.on_startup.append(lambda: _warm_up(container))
+        app = create_app(container, on_startup=[lambda: _warm_up(container)])
         supervisor = Supervisor(settings, count)
         supervisor.start()
         log.info("printjob API on %s with %d worker process(es)", settings.base_url, count)

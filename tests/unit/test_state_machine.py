@@ -1,7 +1,8 @@
 """The core as a whole, driven by random sequences of what clients, workers and the operator do.
 
 A Hypothesis `RuleBasedStateMachine` calls the services exactly as the HTTP shell and the
-job runner would (authenticate, then submit / cancel / read; claim, report, succeed, fail;
+job runner would (authenticate, then submit / cancel / download; the polling reads by key,
+`job_for_key` and `account_for_key`, as the server answers them; claim, report, succeed, fail;
 workers dying and the service restarting; the operator disabling accounts and adding
 credits; time passing) against a small model of what every job's status should be, and
 checks the contract's invariants after every step (contract section 3, 1.3-1.4, 4.1 rule 3,
@@ -69,6 +70,8 @@ SUBMISSIONS_PER_MINUTE = 10
 READS_PER_MINUTE = 120
 WRONG_KEYS_PER_MINUTE = 30
 UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)
+#: The address every valid client request comes from.
+CLIENT = "192.0.2.10"
 #: Client addresses and the network each counts as for the wrong-key limit (decision 7).
 NETWORKS = {
     "198.51.100.1": "a",
@@ -193,13 +196,17 @@ class CoreMachine(RuleBasedStateMachine):
         """Authenticate as the shell does; None (after checking the 403) when disabled."""
         if account.disabled:
             try:
-                self.api.authenticate(f"Bearer {account.secret}", "192.0.2.10")
+                self.api.authenticate(f"Bearer {account.secret}", CLIENT)
             except AccountDisabled:
                 return None
             raise AssertionError("a disabled account's key was accepted")
-        current = self.api.authenticate(f"Bearer {account.secret}", "192.0.2.10")
+        current = self.api.authenticate(f"Bearer {account.secret}", CLIENT)
         assert current.id == account.id
         return current
+
+    @staticmethod
+    def _bearer(account: ModelAccount) -> str:
+        return f"Bearer {account.secret}"
 
     def _read_allowed(self, account: ModelAccount) -> bool:
         return self._count(f"read:{account.id}") <= READS_PER_MINUTE
@@ -343,12 +350,16 @@ class CoreMachine(RuleBasedStateMachine):
         if current is None:
             return
         if not self._read_allowed(account):
-            self._expect(lambda: self.api.get_job(current, job.id), RateLimited)
+            self._expect(
+                lambda: self.api.job_for_key(self._bearer(account), CLIENT, job.id), RateLimited
+            )
             return
         if job.account_id != account.id:
-            self._expect(lambda: self.api.get_job(current, job.id), NotFound)
+            self._expect(
+                lambda: self.api.job_for_key(self._bearer(account), CLIENT, job.id), NotFound
+            )
         else:
-            assert self.api.get_job(current, job.id).status is job.status
+            assert self.api.job_for_key(self._bearer(account), CLIENT, job.id).status is job.status
         if not self._read_allowed(account):
             self._expect(lambda: self.api.result(current, job.id), RateLimited)
             return
@@ -376,9 +387,11 @@ class CoreMachine(RuleBasedStateMachine):
         if current is None:
             return
         if not self._read_allowed(account):
-            self._expect(lambda: self.api.account(current), RateLimited)
+            self._expect(
+                lambda: self.api.account_for_key(self._bearer(account), CLIENT), RateLimited
+            )
             return
-        view = self.api.account(current)
+        view = self.api.account_for_key(self._bearer(account), CLIENT)
         assert view.credits_balance == self._balance(account)
         assert view.active_jobs == self._unfinished(account)
 

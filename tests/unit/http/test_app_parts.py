@@ -8,8 +8,9 @@ import pytest
 from openapi_spec_validator import validate
 
 from printjob_adapters.settings import Settings
-from printjob_http.app import Route, client_address, match_route
+from printjob_http.gate import Route, match_route
 from printjob_http.openapi import openapi_document
+from printjob_http.shell import client_address
 
 JOB = "job_" + "a" * 32
 

@@ -1,0 +1,80 @@
+"""What every service shares: the ports they are wired with, and the steps of a unit of
+work more than one actor takes (saving a transition, dropping an ended job's upload)."""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from printjob_core import credits
+from printjob_core.errors import InternalError, NotFound
+from printjob_core.lifecycle import CreditMove, Transition
+from printjob_core.limits import Policy
+from printjob_core.model import Account, Job
+from printjob_core.ports import (
+    BlobStore,
+    Clock,
+    IdSource,
+    ImageProbe,
+    RateLimiter,
+    ReadViews,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from printjob_core.views import UnitOfWorkViews
+
+JOB_ID = re.compile(r"job_[0-9a-f]{32}")
+
+
+@attrs.frozen
+class Ports:
+    """Everything the services need from the world, wired once by the composition root."""
+
+    uow: UnitOfWorkFactory
+    #: A unit of work for reads only: it never takes the write lock.
+    reader: UnitOfWorkFactory
+    clock: Clock
+    ids: IdSource
+    blobs: BlobStore
+    limiter: RateLimiter
+    probe: ImageProbe
+    policy: Policy = attrs.field(factory=Policy)
+    #: The one-read views of the polling path; by default answered through `reader`.
+    views: ReadViews = attrs.field(
+        default=attrs.Factory(lambda ports: UnitOfWorkViews(ports.reader), takes_self=True)
+    )
+
+
+def apply_transition(uow: UnitOfWork, transition: Transition) -> None:
+    """Save a transition's job and move its credit, in the caller's transaction."""
+    job = transition.job
+    uow.jobs.save(job)
+    if transition.credit is CreditMove.NONE:
+        return
+    account = uow.accounts.get(job.account_id)
+    if account is None:
+        raise InternalError(f"job {job.id} belongs to missing account {job.account_id}")
+    move = credits.charge if transition.credit is CreditMove.CHARGE else credits.release
+    uow.accounts.save(move(account))
+
+
+def drop_upload(blobs: BlobStore, before: Job, after: Job | None) -> None:
+    """Delete the uploaded image once its job has ended (design decision 10)."""
+    if after is not None and after.is_final and before.image_key is not None:
+        blobs.delete(before.image_key)
+
+
+def stored_account(uow: UnitOfWork, account_id: str) -> Account:
+    """The account as stored now; a client's account that vanished is a server fault."""
+    account = uow.accounts.get(account_id)
+    if account is None:
+        raise InternalError(f"account {account_id} vanished")
+    return account
+
+
+def job_not_found(job_id: str) -> NotFound:
+    return NotFound(f"No job {job_id!r} in this account.")
+
+
+__all__ = ["JOB_ID", "Ports", "apply_transition", "drop_upload", "job_not_found", "stored_account"]

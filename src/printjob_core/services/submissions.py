@@ -1,0 +1,241 @@
+"""POST /v1/jobs (contract 4.1): accepting an image, and the order its refusals come in.
+
+Design decision 6 fixes which refusal a request gets when several apply, so a client
+learns the most basic thing wrong first:
+
+1. the key (401, 403, and 429 for a network sending wrong keys),
+2. the per-minute limit (429 `rate_limited`): every submission counts, refused or not,
+3. the request's shape and fields (400), the image (413, 422),
+4. the idempotency key (422, or the first job again),
+5. credits (402), then the account's unfinished jobs (429 `too_many_active_jobs`),
+6. a full queue (503, decisions.md 1): it depends on the service, not the client.
+
+The shell refuses some requests before `submit` can run (a body too large, say); it asks
+`refuse` which refusal to give, and the answer is 429 for a client over its limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+import attrs
+
+from printjob_core import credits, idempotency, lifecycle
+from printjob_core.errors import (
+    AccountDisabled,
+    ImageTooLarge,
+    InternalError,
+    InvalidParameter,
+    ProblemError,
+    RateLimited,
+    ServerBusy,
+    TooManyActiveJobs,
+    UnsupportedImage,
+)
+from printjob_core.limits import Policy
+from printjob_core.model import Account, Job, JobStatus
+from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
+from printjob_core.ports import ImageInfo, UnitOfWork
+from printjob_core.services.access import Access
+from printjob_core.services.common import Ports, stored_account
+from printjob_core.services.jobs import POLL_RETRY_AFTER
+
+#: Codes in the order a submission checks for them (design decision 6, see above).
+REFUSAL_ORDER = (
+    "unauthenticated",
+    "account_disabled",
+    "rate_limited",
+    "invalid_parameter",
+    "image_too_large",
+    "unsupported_image",
+    "idempotency_key_reused",
+    "insufficient_credits",
+    "too_many_active_jobs",
+    "server_busy",
+)
+#: A slot frees up when a job ends; a queued job is polled that often, so wait as long.
+ACTIVE_JOBS_RETRY_AFTER = POLL_RETRY_AFTER[JobStatus.QUEUED]
+QUEUE_FULL_RETRY_AFTER = 30
+
+
+@attrs.frozen
+class Submission:
+    """A submission's outcome: the job, and whether an earlier request made it."""
+
+    job: Job
+    replayed: bool
+
+
+def check_image(info: ImageInfo, policy: Policy) -> None:
+    """The image rules of contract 4.1 and section 8, from the header alone."""
+    pixels = info.width * info.height
+    if pixels > policy.max_upload_pixels:
+        raise ImageTooLarge(
+            f"The image is {info.width}x{info.height} = {pixels:,} pixels; at most "
+            f"{policy.max_upload_pixels:,} pixels (3 megapixels) are accepted. Scale it down "
+            "and send it again.",
+            param=IMAGE_FIELD,
+        )
+    short, long = sorted((info.width, info.height))
+    if short < policy.min_side:
+        raise UnsupportedImage(
+            f"The image is {info.width}x{info.height}; each side must be at least "
+            f"{policy.min_side} pixels.",
+            param=IMAGE_FIELD,
+        )
+    if long > policy.max_aspect_ratio * short:
+        raise UnsupportedImage(
+            f"The image is {info.width}x{info.height}; its long side may be at most "
+            f"{policy.max_aspect_ratio} times its short side.",
+            param=IMAGE_FIELD,
+        )
+
+
+def body_too_large(policy: Policy, size: int | None = None) -> ImageTooLarge:
+    """The refusal of a request body over `max_upload_bytes` (`size` when it was declared)."""
+    limit = policy.max_upload_bytes
+    what = f"{size:,} bytes" if size is not None else f"over {limit:,} bytes"
+    return ImageTooLarge(
+        f"The request is {what}; at most {limit:,} bytes (30 MB) are accepted. "
+        "Send a smaller image.",
+        param=IMAGE_FIELD,
+    )
+
+
+def declared_length_refusal(declared: str | None, policy: Policy) -> ProblemError | None:
+    """What a submission's `Content-Length` alone refuses it for, before any body is read:
+    not a number (400), or over `max_upload_bytes` (413)."""
+    if declared is None:
+        return None
+    if not declared.isdigit():
+        return InvalidParameter("Content-Length is not a number.", param=IMAGE_FIELD)
+    if int(declared) > policy.max_upload_bytes:
+        return body_too_large(policy, int(declared))
+    return None
+
+
+class Submissions:
+    """Accepting images for conversion."""
+
+    def __init__(self, ports: Ports, access: Access) -> None:
+        self.ports = ports
+        self.policy = ports.policy
+        self.access = access
+
+    def refuse(self, account: Account, error: ProblemError) -> ProblemError:
+        """The refusal a submission gets for `error` found before `submit` ran.
+
+        It still counts as a submission, and a client over the per-minute limit gets 429
+        first, since that check comes before any about the request (see REFUSAL_ORDER).
+        """
+        try:
+            self.access.count_submission(account)
+        except RateLimited as limited:
+            return limited
+        return error
+
+    def submit(
+        self,
+        account: Account,
+        fields: Iterable[tuple[str, str]],
+        image: bytes | None,
+        idempotency_key: str | None = None,
+    ) -> Submission:
+        """Accept an image for conversion, checks in the order of REFUSAL_ORDER."""
+        self.access.count_submission(account)
+        options = parse_options(check_fields(fields))
+        key = parse_idempotency_key(idempotency_key)
+        if image is None:
+            raise InvalidParameter(
+                "image is required: send the picture as a multipart file part named image.",
+                param=IMAGE_FIELD,
+            )
+        if len(image) > self.policy.max_upload_bytes:
+            raise ImageTooLarge(
+                f"The upload is {len(image):,} bytes; at most {self.policy.max_upload_bytes:,} "
+                "bytes (30 MB) are accepted.",
+                param=IMAGE_FIELD,
+            )
+        check_image(self.ports.probe.probe(image), self.policy)
+        digest = hashlib.sha256(image).hexdigest()
+        key_fingerprint = idempotency.fingerprint(account.id, options, digest) if key else ""
+        now = self.ports.clock.now()
+
+        if key is not None:
+            # Cheap path for retries: a replay needs neither a blob write nor the write lock.
+            with self.ports.reader() as uow:
+                replay = self._replay(uow, account.id, key, key_fingerprint)
+            if replay is not None:
+                return replay
+
+        job_id = self.ports.ids.job_id()
+        image_key = f"uploads/{job_id}"
+        self.ports.blobs.put(image_key, image)
+        keep_blob = False
+        try:
+            with self.ports.uow() as uow:
+                if key is not None:
+                    replay = self._replay(uow, account.id, key, key_fingerprint)
+                    if replay is not None:
+                        return replay
+                current = stored_account(uow, account.id)
+                if current.disabled:
+                    raise AccountDisabled("This account is disabled; contact the operator.")
+                held = credits.hold(current, self.policy.job_cost)
+                active = uow.jobs.count_unfinished(current.id)
+                if active >= current.active_jobs_max:
+                    raise TooManyActiveJobs(
+                        f"This account already has {active} unfinished jobs, the most it may "
+                        f"have at once ({current.active_jobs_max}). Wait for one to finish.",
+                        retry_after=ACTIVE_JOBS_RETRY_AFTER,
+                    )
+                if uow.jobs.count_queued() >= self.policy.max_queue_depth:
+                    raise ServerBusy(
+                        "The queue is full; wait and send the same request again with the "
+                        "same Idempotency-Key.",
+                        retry_after=QUEUE_FULL_RETRY_AFTER,
+                    )
+                job = lifecycle.submitted(job_id, current.id, options, now, image_key)
+                uow.jobs.add(job)
+                uow.accounts.save(held)
+                if key is not None:
+                    uow.idempotency.put(
+                        idempotency.remember(
+                            current.id,
+                            key,
+                            key_fingerprint,
+                            job_id,
+                            now,
+                            self.policy.idempotency_ttl,
+                        )
+                    )
+                uow.commit()
+                keep_blob = True
+        finally:
+            if not keep_blob:
+                self.ports.blobs.delete(image_key)
+        return Submission(job, replayed=False)
+
+    def _replay(
+        self, uow: UnitOfWork, account_id: str, key: str, key_fingerprint: str
+    ) -> Submission | None:
+        record = uow.idempotency.get(account_id, key)
+        job_id = idempotency.replayed_job_id(record, key_fingerprint, self.ports.clock.now())
+        if job_id is None:
+            return None
+        job = uow.jobs.get(job_id)
+        if job is None:
+            raise InternalError(f"idempotency record points at missing job {job_id}")
+        return Submission(job, replayed=True)
+
+
+__all__ = [
+    "ACTIVE_JOBS_RETRY_AFTER",
+    "REFUSAL_ORDER",
+    "Submission",
+    "Submissions",
+    "body_too_large",
+    "check_image",
+    "declared_length_refusal",
+]

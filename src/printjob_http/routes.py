@@ -1,0 +1,194 @@
+"""The operations Litestar routes: submit, cancel, download and the OpenAPI document, with
+the `Shell` (services and settings) injected; and the exception handlers that turn every
+refusal into a Problem.
+
+A new route: a handler here, its path in `printjob_http.gate.ROUTES`, its rules in a
+service of `printjob_core.services`, and its description in `printjob_http.openapi`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, get, post
+from litestar.di import NamedDependency
+from litestar.exceptions import HTTPException
+from litestar.params import FromPath, SkipValidation
+from litestar.types import ASGIApp
+
+from printjob_core.errors import (
+    InternalError,
+    InvalidParameter,
+    MethodNotAllowed,
+    NotFound,
+    ProblemError,
+    RateLimited,
+    ServerBusy,
+)
+from printjob_core.model import Account, Job
+from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
+from printjob_core.services import Submission, body_too_large, declared_length_refusal
+from printjob_http import multipart
+from printjob_http.answers import DEFAULT_RETRY_AFTER, JSON, Answer, problem_answer
+from printjob_http.polling import job_answer
+from printjob_http.shell import Shell, in_thread
+
+log = logging.getLogger("printjob.http")
+#: The `Shell` as Litestar injects it (`create_app` provides it): by name, and as it is,
+#: since it is ours and not a request's input to validate.
+Injected = NamedDependency[SkipValidation[Shell]]
+
+
+async def _authenticate(request: Request[Any, Any, Any], shell: Shell) -> Account:
+    return await in_thread(shell.access.authenticate, *shell.credentials(request.scope))
+
+
+async def _refuse(shell: Shell, account: Account, error: ProblemError) -> ProblemError:
+    """The refusal to raise for `error`: still a submission, so 429 comes first."""
+    return await in_thread(shell.submissions.refuse, account, error)
+
+
+async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Account) -> bytes:
+    """The request body, refused unread when its declared or actual size is over the limit."""
+    refusal = declared_length_refusal(request.headers.get("content-length"), shell.policy)
+    if refusal is not None:
+        raise await _refuse(shell, account, refusal)
+    limit = shell.policy.max_upload_bytes
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise await _refuse(shell, account, body_too_large(shell.policy))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_and_submit(
+    shell: Shell, account: Account, content_type: str | None, body: bytes, key: str | None
+) -> Submission:
+    try:
+        form = multipart.parse(body, multipart.boundary_of(content_type))
+    except ProblemError as error:
+        raise shell.submissions.refuse(account, error) from None
+    return shell.submissions.submit(account, form.fields, form.image, key)
+
+
+@post("/v1/jobs", status_code=202)
+async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIApp:
+    account = await _authenticate(request, shell)
+    content_type = request.headers.get("content-type")
+    try:
+        multipart.boundary_of(content_type)
+    except ProblemError as error:
+        raise await _refuse(shell, account, error) from None
+    body = await _read_body(request, shell, account)
+    key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+    submission = await in_thread(_parse_and_submit, shell, account, content_type, body, key)
+    job = submission.job
+    extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}
+    if submission.replayed:
+        extra["Idempotent-Replayed"] = "true"
+    return job_answer(shell, request.scope, job, 202, **extra)
+
+
+@post("/v1/jobs/{job_id:str}/cancel", status_code=200)
+async def cancel_job(
+    request: Request[Any, Any, Any], shell: Injected, job_id: FromPath[str]
+) -> ASGIApp:
+    authorization, address = shell.credentials(request.scope)
+
+    def cancel() -> Job:
+        return shell.jobs.cancel(shell.access.authenticate(authorization, address), job_id)
+
+    return job_answer(shell, request.scope, await in_thread(cancel))
+
+
+@get("/v1/jobs/{job_id:str}/result")
+async def download(
+    request: Request[Any, Any, Any], shell: Injected, job_id: FromPath[str]
+) -> ASGIApp:
+    authorization, address = shell.credentials(request.scope)
+
+    def result() -> tuple[Job, bytes]:
+        return shell.jobs.result(shell.access.authenticate(authorization, address), job_id)
+
+    job, data = await in_thread(result)
+    fmt = job.options.format
+    headers = {
+        "Content-Disposition": f'attachment; filename="{job.id}.{fmt.value}"',
+        "X-Content-Type-Options": "nosniff",
+    }
+    return Answer(data, 200, fmt.media_type, headers)
+
+
+@get("/v1/openapi.json")
+async def openapi(shell: Injected) -> ASGIApp:
+    # Built on first use: most processes never serve it, and it imports a large module.
+    body = shell.cache.get("openapi")
+    if body is None:
+        from printjob_http.openapi import openapi_document
+
+        body = shell.cache["openapi"] = msgspec.json.encode(openapi_document(shell.settings))
+    return Answer(body, 200, JSON)
+
+
+HANDLERS = (submit_job, cancel_job, download, openapi)
+
+
+# -- exception handlers: Litestar's answers for what the handlers raise --
+
+
+def _shell(request: Request[Any, Any, Any]) -> Shell:
+    shell: Shell = request.app.state["shell"]
+    return shell
+
+
+def on_problem(request: Request[Any, Any, Any], error: Exception) -> Answer:
+    assert isinstance(error, ProblemError)
+    if isinstance(error, InternalError):
+        log.error("internal error on %s %s: %s", request.method, request.url.path, error)
+    shell = _shell(request)
+    return problem_answer(error, shell.docs_url, shell.realm)
+
+
+def on_http_exception(request: Request[Any, Any, Any], error: Exception) -> Answer:
+    """Litestar's own refusals (should the gate ever let one through), as Problems."""
+    assert isinstance(error, HTTPException)
+    shell = _shell(request)
+    status = error.status_code
+    problem: ProblemError
+    if status == 404:
+        problem = NotFound("Not found.")
+    elif status == 405:
+        problem = MethodNotAllowed("Method not allowed.")
+    elif status == 413:
+        problem = body_too_large(shell.policy)
+    elif status == 400:
+        problem = InvalidParameter(str(error.detail)[:200], param=IMAGE_FIELD)
+    elif status == 503:
+        problem = ServerBusy("The server is busy; retry shortly.", retry_after=5)
+    elif status == 429:
+        problem = RateLimited("Too many requests.", retry_after=DEFAULT_RETRY_AFTER)
+    else:
+        log.error("HTTP exception on %s %s: %r", request.method, request.url.path, error)
+        problem = InternalError("Something went wrong on our side; please retry.")
+    return problem_answer(problem, shell.docs_url, shell.realm)
+
+
+def on_exception(request: Request[Any, Any, Any], error: Exception) -> Answer:
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    shell = _shell(request)
+    problem = InternalError("Something went wrong on our side; nothing was charged. Please retry.")
+    return problem_answer(problem, shell.docs_url, shell.realm)
+
+
+EXCEPTION_HANDLERS = {
+    ProblemError: on_problem,
+    HTTPException: on_http_exception,
+    Exception: on_exception,
+}
+
+__all__ = ["EXCEPTION_HANDLERS", "HANDLERS"]
