@@ -51,14 +51,5 @@ class ApiService:
     def result(self, account: Account, job_id: str) -> tuple[Job, bytes]:
         return self.jobs.result(account, job_id)
 
-    # The account-level reads, for callers that already hold the account (storage tests,
-    # tools); the server answers polls with the keyed reads above.
-
-    def get_job(self, account: Account, job_id: str) -> Job:
-        return self.jobs.get_job(account, job_id)
-
-    def account(self, account: Account) -> AccountView:
-        return self.jobs.account(account)
-
 
 __all__ = ["ApiService"]

@@ -19,7 +19,6 @@ from printjob_core.services.common import (
     apply_transition,
     drop_upload,
     job_not_found,
-    stored_account,
 )
 from printjob_core.shapes import AccountView, account_view
 
@@ -95,21 +94,6 @@ class Jobs:
         except KeyError:
             raise ResultExpired("The file is no longer kept; submit the image again.") from None
         return job, data
-
-    # For callers that already hold the account (the storage tests, the operator's tools):
-    # the same rules as the polling reads, over repositories instead of the views.
-
-    def get_job(self, account: Account, job_id: str) -> Job:
-        self.access.count_read(account)
-        with self.ports.reader() as uow:
-            return _own_job(_stored_job(uow.jobs.get, job_id), account, job_id)
-
-    def account(self, account: Account) -> AccountView:
-        self.access.count_read(account)
-        with self.ports.reader() as uow:
-            current = stored_account(uow, account.id)
-            active = uow.jobs.count_unfinished(account.id)
-        return account_view(current, active, self.policy)
 
 
 def _stored_job(get: Callable[[str], Job | None], job_id: str) -> Job | None:

@@ -155,7 +155,8 @@ def test_bootstrap_wires_everything(tmp_path: Path) -> None:
         key, secret = container.operator.create_key(account.id)
         found = container.api.authenticate(f"Bearer {secret}", "127.0.0.1")
         assert found.id == account.id
-        assert container.api.account(found).credits_available == 3
+        view = container.api.account_for_key(f"Bearer {secret}", "127.0.0.1")
+        assert view.credits_available == 3
         assert secret.startswith(key.hint.rstrip("…"))
     finally:
         container.close()

@@ -55,6 +55,7 @@ from printjob_core.model import (
 from printjob_core.ports import JobByKey
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 from printjob_core.views import UnitOfWorkViews
+from tests.keyed_reads import KeyedReads
 from tests.postgres_support import create_database, drop_database
 from tests.unit.adapters.storage_support import (
     T0,
@@ -547,12 +548,13 @@ def test_services_recover_and_sweep(tmp_path: Path, storage: Storage) -> None:
         policy=Policy(submissions_per_minute=100),
     )
     operator, api, processing = OperatorService(ports), ApiService(ports), JobProcessing(ports)
+    reads = KeyedReads(api, operator)
     acct = operator.create_account(5, 5)
     first = api.submit(acct, [("format", "svg")], fake_image(salt="a"), "key-1").job
     replay = api.submit(acct, [("format", "svg")], fake_image(salt="a"), "key-1")
     assert replay.replayed and replay.job.id == first.id
     second = api.submit(acct, [("format", "png")], fake_image(salt="b")).job
-    assert api.account(acct).credits_held == 2
+    assert reads.account(acct).credits_held == 2
 
     done = processing.claim()
     assert done is not None and done.job.id == first.id
@@ -568,7 +570,7 @@ def test_services_recover_and_sweep(tmp_path: Path, storage: Storage) -> None:
     assert again is not None and again.attempt == 2
     assert processing.fail(again, "no") is not None
 
-    view = api.account(acct)
+    view = reads.account(acct)
     assert (view.credits_balance, view.credits_held, view.active_jobs) == (4, 0, 0)
     assert api.result(acct, first.id)[1] == b"<svg/>"
     clock.advance(ports.policy.result_ttl_seconds)
@@ -586,6 +588,7 @@ def test_services_recover_and_sweep(tmp_path: Path, storage: Storage) -> None:
 
 def test_two_submitters_cannot_spend_one_credit_twice(storage: Storage, tmp_path: Path) -> None:
     ports, api, _ = services(storage, tmp_path)
+    reads = KeyedReads(api, OperatorService(ports))
     acct = OperatorService(ports).create_account(1, 10)
     barrier = threading.Barrier(6)
     outcomes: list[str] = []
@@ -604,12 +607,13 @@ def test_two_submitters_cannot_spend_one_credit_twice(storage: Storage, tmp_path
     for thread in threads:
         thread.join(30)
     assert sorted(outcomes) == ["accepted"] + ["insufficient_credits"] * 5
-    view = api.account(acct)
+    view = reads.account(acct)
     assert (view.credits_balance, view.credits_held, view.active_jobs) == (1, 1, 1)
 
 
 def test_concurrent_submissions_with_one_key_make_one_job(storage: Storage, tmp_path: Path) -> None:
     ports, api, _ = services(storage, tmp_path)
+    reads = KeyedReads(api, OperatorService(ports))
     acct = OperatorService(ports).create_account(10, 10)
     barrier = threading.Barrier(6)
     results: list[tuple[str, bool]] = []
@@ -627,7 +631,7 @@ def test_concurrent_submissions_with_one_key_make_one_job(storage: Storage, tmp_
     assert len(results) == 6
     assert len({job_id for job_id, _ in results}) == 1
     assert sorted(replayed for _, replayed in results) == [False] + [True] * 5
-    view = api.account(acct)
+    view = reads.account(acct)
     assert (view.credits_held, view.active_jobs) == (1, 1)
 
 
@@ -649,6 +653,7 @@ def _race(*calls: Callable[[], object]) -> None:
 
 def test_cancel_and_succeed_racing_move_one_credit(storage: Storage, tmp_path: Path) -> None:
     ports, api, processing = services(storage, tmp_path)
+    reads = KeyedReads(api, OperatorService(ports))
     output = ConversionOutput(b"<svg/>", 1, 1, 1, False)
     for round_ in range(5):
         acct = OperatorService(ports).create_account(1, 10)
@@ -659,8 +664,8 @@ def test_cancel_and_succeed_racing_move_one_credit(storage: Storage, tmp_path: P
             functools.partial(api.cancel, acct, submitted.id),
             functools.partial(processing.succeed, claim, output),
         )
-        final = api.get_job(acct, submitted.id)
-        view = api.account(acct)
+        final = reads.job(acct, submitted.id)
+        view = reads.account(acct)
         assert view.credits_held == 0
         if final.status is JobStatus.SUCCEEDED:
             assert view.credits_balance == 0 and final.credits_charged == 1

@@ -25,6 +25,7 @@ from printjob_core.services import (
     Ports,
     Submission,
 )
+from tests.keyed_reads import KeyedReads
 
 DOCS_URL = "https://docs.example.test/errors"
 
@@ -42,6 +43,8 @@ class World:
     api: ApiService
     runner: JobProcessing
     operator: OperatorService
+    #: The server's reads (`GET /v1/jobs/{id}`, `GET /v1/account`), with a key per account.
+    reads: KeyedReads
 
     def account(self, credits: int = 10, active_jobs_max: int = 3) -> Account:
         return self.operator.create_account(credits, active_jobs_max)
@@ -105,6 +108,8 @@ def make_world() -> World:
         limiter=limiter,
         probe=FakeImageProbe(),
     )
+    api = ApiService(ports)
+    operator = OperatorService(ports)
     return World(
         store=store,
         clock=clock,
@@ -112,9 +117,10 @@ def make_world() -> World:
         blobs=blobs,
         limiter=limiter,
         ports=ports,
-        api=ApiService(ports),
+        api=api,
         runner=JobProcessing(ports),
-        operator=OperatorService(ports),
+        operator=operator,
+        reads=KeyedReads(api, operator),
     )
 
 

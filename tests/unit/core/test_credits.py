@@ -51,7 +51,7 @@ def test_charge_or_release_without_a_hold_is_refused():
 
 
 def _triple(world: World, account: Account) -> tuple[int, int, int]:
-    view = world.api.account(world.fresh(account))
+    view = world.reads.account(world.fresh(account))
     return view.credits_balance, view.credits_held, view.credits_available
 
 

@@ -31,7 +31,7 @@ from .conftest import World, output
 def test_malformed_job_ids_are_not_found(world: World, job_id: str):
     account = world.account()
     fresh = world.fresh(account)
-    for call in (world.api.get_job, world.api.cancel, world.api.result):
+    for call in (world.reads.job, world.api.cancel, world.api.result):
         with pytest.raises(NotFound) as info:
             call(fresh, job_id)
         assert info.value.status == 404 and info.value.code == "not_found"
@@ -42,19 +42,19 @@ def test_upper_case_id_of_an_existing_job_is_not_found(world: World):
     world.ids.job_id = lambda: "job_" + "0123456789abcdef" * 2  # type: ignore[method-assign]
     job = world.submit(account).job
     fresh = world.fresh(account)
-    assert world.api.get_job(fresh, job.id) == job
+    assert world.reads.job(fresh, job.id) == job
     upper = "job_" + job.id[4:].upper()
     assert upper != job.id
     with pytest.raises(NotFound):
-        world.api.get_job(fresh, upper)
+        world.reads.job(fresh, upper)
     with pytest.raises(NotFound):
-        world.api.get_job(fresh, job.id[:-1])
+        world.reads.job(fresh, job.id[:-1])
 
 
 def test_unknown_well_formed_id_is_not_found(world: World):
     account = world.account()
     with pytest.raises(NotFound):
-        world.api.get_job(world.fresh(account), "job_" + "e" * 32)
+        world.reads.job(world.fresh(account), "job_" + "e" * 32)
 
 
 def test_another_accounts_job_is_not_found_on_get_cancel_and_result(world: World):
@@ -63,11 +63,11 @@ def test_another_accounts_job_is_not_found_on_get_cancel_and_result(world: World
     job = world.submit(owner).job
     world.runner.succeed(world.claim(), output())
     other = world.fresh(stranger)
-    for call in (world.api.get_job, world.api.cancel, world.api.result):
+    for call in (world.reads.job, world.api.cancel, world.api.result):
         with pytest.raises(NotFound):
             call(other, job.id)
     # and the owner still sees it, unchanged
-    assert world.api.get_job(world.fresh(owner), job.id).status is JobStatus.SUCCEEDED
+    assert world.reads.job(world.fresh(owner), job.id).status is JobStatus.SUCCEEDED
 
 
 def test_another_account_cannot_cancel_a_queued_job(world: World):
@@ -107,7 +107,7 @@ def test_result_is_kept_24_hours_then_expired_while_the_job_stays_readable(world
     with pytest.raises(ResultExpired) as info:
         world.api.result(world.fresh(account), job.id)
     assert info.value.status == 410 and info.value.code == "result_expired"
-    readable = world.api.get_job(world.fresh(account), job.id)
+    readable = world.reads.job(world.fresh(account), job.id)
     assert readable.status is JobStatus.SUCCEEDED
     assert readable.result == done.result
 

@@ -1,5 +1,6 @@
-"""The one-snapshot reads (`job_for_key`, `account_for_key`): the same answers as
-`authenticate` followed by `get_job` / `account`, for every outcome."""
+"""The one-snapshot reads (`job_for_key`, `account_for_key`), the server's only reads of a
+job and an account: the stored values, and the refusals `authenticate` gives, for every
+outcome."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from printjob_core.errors import AccountDisabled, NotFound, RateLimited, Unauthenticated
 from printjob_core.ports import JobByKey
 from printjob_core.services import ApiService
+from printjob_core.shapes import account_view
 from printjob_core.views import UnitOfWorkViews
 from tests.unit.core.conftest import World
 
@@ -26,7 +28,7 @@ def test_a_job_and_the_account_read_with_a_key(world: World) -> None:
     job = world.submit(world.fresh(account_id)).job
     assert world.api.job_for_key(authorization, ADDRESS, job.id) == world.job(job.id)
     view = world.api.account_for_key(authorization, ADDRESS)
-    assert view == world.api.account(world.fresh(account_id))
+    assert view == account_view(world.fresh(account_id), 1, world.ports.policy)
     assert (view.credits_held, view.active_jobs) == (1, 1)
 
 

@@ -25,7 +25,7 @@ def test_accepted_submission_is_queued_holds_one_credit_and_counts_as_active(wor
     assert job.result is None and job.error is None and job.finished_at is None
     assert job.created_at == world.clock.now()
     assert world.job(job.id) == job
-    view = world.api.account(world.fresh(account))
+    view = world.reads.account(world.fresh(account))
     assert (view.credits_balance, view.credits_held, view.credits_available) == (5, 1, 4)
     assert view.active_jobs == 1
     assert world.uploads() == {job.image_key}
@@ -47,7 +47,7 @@ def test_cancel_unfinished_job_charges_nothing_and_returns_the_hold(world: World
     assert world.job(job.id) == canceled
     fresh = world.fresh(account)
     assert (fresh.credits_balance, fresh.credits_held) == (2, 0)
-    assert world.api.account(fresh).active_jobs == 0
+    assert world.reads.account(fresh).active_jobs == 0
     assert world.uploads() == set()
 
 

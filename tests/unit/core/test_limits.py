@@ -61,7 +61,7 @@ def test_running_jobs_count_as_active(world: World):
     world.claim()
     with pytest.raises(TooManyActiveJobs):
         world.submit(account, image=img(5))
-    assert world.api.account(world.fresh(account)).active_jobs == 3
+    assert world.reads.account(world.fresh(account)).active_jobs == 3
 
 
 def test_active_jobs_are_per_account(world: World):
@@ -117,16 +117,16 @@ def test_reads_are_limited_to_120_a_minute_across_get_cancel_result_and_account(
             world.api.cancel(fresh, unknown)
 
     calls = [
-        lambda: world.api.get_job(fresh, job.id),
-        lambda: world.api.account(fresh),
+        lambda: world.reads.job(fresh, job.id),
+        lambda: world.reads.account(fresh),
         missing_result,
         missing_cancel,
     ]
     for i in range(120):
         calls[i % 4]()
     for call in (
-        lambda: world.api.get_job(fresh, job.id),
-        lambda: world.api.account(fresh),
+        lambda: world.reads.job(fresh, job.id),
+        lambda: world.reads.account(fresh),
         lambda: world.api.result(fresh, job.id),
         lambda: world.api.cancel(fresh, job.id),
     ):
@@ -138,17 +138,17 @@ def test_reads_are_limited_to_120_a_minute_across_get_cancel_result_and_account(
     # submissions have their own limit
     world.api.submit(fresh, [("format", "svg")], img(1))
     world.reset_rate_windows()
-    assert world.api.get_job(fresh, job.id).id == job.id
+    assert world.reads.job(fresh, job.id).id == job.id
 
 
 def test_reads_limit_is_per_account(world: World):
     one = world.account()
     two = world.account()
     for _ in range(120):
-        world.api.account(world.fresh(one))
+        world.reads.account(world.fresh(one))
     with pytest.raises(RateLimited):
-        world.api.account(world.fresh(one))
-    world.api.account(world.fresh(two))
+        world.reads.account(world.fresh(one))
+    world.reads.account(world.fresh(two))
 
 
 def test_31st_wrong_key_from_one_network_is_rate_limited_but_a_valid_key_works(world: World):
