@@ -3,7 +3,8 @@ on the filesystem store and on the PostgreSQL store (`PRINTJOB_BLOBS=database`).
 
 A new blob store adds its line to `STORES` and must pass every test here. What only one
 store does (file modes and temporary files; the table's storage, the index behind the
-prefix query and 503 on a lock wait) is tested below the suite or in the store's own file.
+prefix query and 503 on a lock wait) is tested below the suite, and then retention (the
+core's sweeps) over the database store.
 PostgreSQL is the server `make test` starts (`PRINTJOB_TEST_DATABASE_URL`); never skipped.
 """
 
@@ -21,10 +22,14 @@ from printjob_adapters.blobs import FilesystemBlobStore
 from printjob_adapters.postgres import PostgresStorage
 from printjob_adapters.postgres import open_storage as open_postgres
 from printjob_adapters.postgres_blobs import PostgresBlobStore, prefix_end
-from printjob_core.errors import ServerBusy
-from printjob_core.fakes import FakeBlobStore
+from printjob_core.errors import ResultExpired, ServerBusy
+from printjob_core.fakes import FakeBlobStore, FakeClock, FakeIds, FakeImageProbe, fake_image
+from printjob_core.limits import Policy
+from printjob_core.model import ConversionOutput
 from printjob_core.ports import BlobStore
+from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 from tests.postgres_support import create_database, drop_database
+from tests.unit.adapters.storage_support import T0
 
 STORES = ["fake", "files", "postgresql"]
 #: The stores that check keys (the fake keeps the port's promises, not the key rules).
@@ -258,3 +263,82 @@ def test_a_put_that_waits_for_a_locked_row_is_server_busy(
         holder.rollback()
     assert postgres_blobs.get(UPLOAD) == b"old"
 
+
+# -- retention deletes what the database store keeps --
+
+
+@pytest.fixture
+def database_services(postgres_url: str) -> Iterator[tuple[Ports, ApiService, JobProcessing]]:
+    """The core's services on PostgreSQL, blobs in the database, on a fake clock."""
+    storage = PostgresStorage(postgres_url)
+    with storage.connection() as conn:
+        conn.execute("TRUNCATE blobs, rate_counts, idempotency_keys, jobs, api_keys, accounts")
+    ports = Ports(
+        uow=storage.unit_of_work,
+        reader=storage.reader,
+        clock=FakeClock(T0),
+        ids=FakeIds(),
+        blobs=PostgresBlobStore(storage),
+        limiter=storage.rate_limiter(),
+        probe=FakeImageProbe(),
+        policy=Policy(submissions_per_minute=1000, result_ttl_seconds=60, lease_seconds=30),
+    )
+    yield ports, ApiService(ports), JobProcessing(ports)
+    storage.close()
+
+
+def _stored_keys(ports: Ports) -> list[str]:
+    return list(ports.blobs.keys(""))
+
+
+def test_retention_deletes_uploads_and_results_in_the_database(
+    database_services: tuple[Ports, ApiService, JobProcessing],
+) -> None:
+    ports, api, processing = database_services
+    clock = ports.clock
+    assert isinstance(clock, FakeClock)
+    acct = OperatorService(ports).create_account(5, 10)
+    image = fake_image(salt="retention")
+    job = api.submit(acct, [("format", "png")], image).job
+    assert _stored_keys(ports) == [f"uploads/{job.id}"]
+
+    claim = processing.claim()
+    assert claim is not None and processing.image(claim) == image
+    output = ConversionOutput(b"\x89PNG result", 10, 10, 2, False)
+    done = processing.succeed(claim, output)
+    assert done is not None and done.result_key is not None
+    # The job ended: its upload is gone; the result is kept.
+    assert _stored_keys(ports) == [done.result_key]
+    assert api.result(acct, job.id)[1] == output.data
+
+    clock.advance(61)
+    assert processing.sweep() == 1
+    assert _stored_keys(ports) == []
+    with pytest.raises(ResultExpired) as caught:
+        api.result(acct, job.id)
+    assert caught.value.status == 410
+    assert api.get_job(acct, job.id).result is not None  # the job stays readable
+
+    canceled = api.submit(acct, [("format", "svg")], fake_image(salt="cancel")).job
+    assert _stored_keys(ports) == [f"uploads/{canceled.id}"]
+    api.cancel(acct, canceled.id)
+    assert _stored_keys(ports) == []
+
+
+def test_the_orphan_sweep_deletes_database_blobs_no_job_needs(
+    database_services: tuple[Ports, ApiService, JobProcessing],
+) -> None:
+    ports, api, processing = database_services
+    clock = ports.clock
+    assert isinstance(clock, FakeClock)
+    acct = OperatorService(ports).create_account(5, 10)
+    live = api.submit(acct, [("format", "svg")], fake_image(salt="live")).job
+    orphans = ["uploads/job_" + "e" * 32, "results/job_" + "f" * 32 + "-1.svg"]
+    for key in orphans:
+        ports.blobs.put(key, b"left by a crash")
+    ports.blobs.put("notes/readme", b"not ours")
+
+    assert processing.sweep_orphans() == 0  # first seen: kept for a lease
+    clock.advance(31)
+    assert processing.sweep_orphans() == 2
+    assert _stored_keys(ports) == ["notes/readme", f"uploads/{live.id}"]
