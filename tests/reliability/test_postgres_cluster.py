@@ -245,8 +245,8 @@ def test_two_apis_three_workers_survive_random_kills(
     assert set(per_job) == succeeded and set(per_job.values()) == {1}
     if apis[0].settings["PRINTJOB_BLOBS"] == "database":
         # Nothing was stored on any process's disk; uploads went when their jobs ended.
-        for process in (*apis, *workers):
-            files = process.data_dir / "files"
+        for data_dir in [api.data_dir for api in apis] + [w.data_dir for w in workers]:
+            files = data_dir / "files"
             assert not files.exists() or not any(p.is_file() for p in files.rglob("*"))
         with psycopg.connect(apis[0].settings["PRINTJOB_DATABASE_URL"]) as conn:
             uploads = conn.execute("SELECT count(*) FROM blobs WHERE key LIKE 'uploads/%'")
