@@ -1,6 +1,7 @@
 """Throughput of printjob on PostgreSQL with several processes on this machine.
 
     .venv/bin/python bench/cluster_bench.py [--jobs 24] [--workers 1,2,4] [--seconds 8]
+    .venv/bin/python bench/cluster_bench.py --blobs files,database [--jobs 16]
 
 1. Jobs per minute with 1, 2 and 4 `printjob worker` processes: N jobs are queued first
    (through an API process with `--workers 0`), then the workers are started and the
@@ -8,6 +9,15 @@
 2. API reads per second (`GET /v1/jobs/{id}`, authenticated, rate limit raised) with one
    and with two `printjob serve --workers 0` processes on one database, from 32 concurrent
    connections of an asyncio client in this process.
+
+With `--blobs`, instead, the blob stores side by side (`PRINTJOB_BLOBS=files`, one data
+directory shared by every process; `database`, a data directory per process and the blobs
+in PostgreSQL), each with one API process and one `printjob worker` per core:
+
+3. Upload: the time to accept (202) a ~1 MB and a ~20 MB image (`--uploads` of each,
+   canceled at once; no worker runs meanwhile), median and throughput.
+4. Download: `GET /v1/jobs/{id}/result` of a print PNG (4500x5400, 300 dpi), median.
+5. Jobs per minute: `--jobs` posters queued to SVG, then the workers started.
 
 PostgreSQL comes from `PRINTJOB_TEST_DATABASE_URL` or `.ci/postgres-up`; every run uses a
 fresh database. Figures are written to docs/operations.md by hand ("Several machines").
@@ -19,9 +29,12 @@ import argparse
 import asyncio
 import io
 import os
+import statistics
+import struct
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import httpx
@@ -53,9 +66,28 @@ def picture(n: int, size: int = 900) -> bytes:
     return out.getvalue()
 
 
-def settings_for(url: str) -> dict[str, str]:
+def noise_png(side: int, pad_to: int = 0) -> bytes:
+    """A square PNG of random pixels (incompressible, like a photo's bytes), padded up to
+    `pad_to` bytes with a private ancillary chunk after the pixels: the pixel limit (3 MP)
+    keeps real pixels under ~9 MB, and an upload's cost is its bytes."""
+    image = Image.frombytes("RGB", (side, side), os.urandom(side * side * 3))
+    out = io.BytesIO()
+    image.save(out, "PNG", compress_level=1)
+    data = out.getvalue()
+    missing = pad_to - len(data) - 12
+    if missing <= 0:
+        return data
+    body = os.urandom(missing)
+    chunk = struct.pack(">I", len(body)) + b"prVt" + body
+    chunk += struct.pack(">I", zlib.crc32(b"prVt" + body) & 0xFFFFFFFF)
+    iend = data.rindex(b"IEND") - 4
+    return data[:iend] + chunk + data[iend:]
+
+
+def settings_for(url: str, blobs: str = "files") -> dict[str, str]:
     return {
         "PRINTJOB_DATABASE_URL": url,
+        "PRINTJOB_BLOBS": blobs,
         "PRINTJOB_SUBMISSIONS_PER_MINUTE": HIGH,
         "PRINTJOB_READS_PER_MINUTE": HIGH,
         "PRINTJOB_MAX_QUEUE_DEPTH": "100000",
@@ -140,16 +172,110 @@ def reads_per_second(apis: int, seconds: float, root: Path) -> float:
         drop_database(url)
 
 
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def blob_store_figures(blobs: str, jobs: int, uploads: int, root: Path) -> dict[str, str]:
+    """Upload, download and jobs per minute with one blob store (see the module notes)."""
+    url = create_database()
+    settings = settings_for(url, blobs)
+    base = root / f"blobs-{blobs}"
+
+    def data_dir(process: str) -> Path:
+        return base / ("shared" if blobs == "files" else process) / "data"
+
+    api = ServerProcess(data_dir("api"), workers=0, **settings).start()
+    cores = os.cpu_count() or 1
+    procs = [
+        Worker(data_dir(f"worker-{n}"), settings, base / f"worker-{n}.log") for n in range(cores)
+    ]
+    figures: dict[str, str] = {}
+    try:
+        client = api.account(credits=jobs + 2 * uploads + 10, active_jobs_max=10)
+        for label, image in (("1 MB", noise_png(580)), ("20 MB", noise_png(1700, 20_000_000))):
+            times: list[float] = []
+            for n in range(uploads + 1):
+                started = time.perf_counter()
+                response = client.submit(image, format="svg")
+                elapsed = time.perf_counter() - started
+                assert response.status_code == 202, response.text
+                client.post(f"/v1/jobs/{response.json()['id']}/cancel")
+                if n:  # the first one warms the connection and the pool
+                    times.append(elapsed)
+            mb = len(image) / 1e6
+            figures[f"upload {label}"] = (
+                f"{_median_ms(times):.0f} ms ({mb / statistics.median(times):.0f} MB/s, "
+                f"{mb:.1f} MB)"
+            )
+
+        for proc in procs:
+            proc.start()
+        # Print PNG: 4500x5400 at 300 dpi (size "original"), the largest result there is.
+        response = client.submit(picture(0), format="png", size="original")
+        assert response.status_code == 202, response.text
+        job = client.wait(response.json()["id"], timeout=300)
+        assert job["status"] == "succeeded", job
+        times = []
+        for _ in range(uploads + 1):
+            started = time.perf_counter()
+            got = client.get(f"/v1/jobs/{job['id']}/result")
+            times.append(time.perf_counter() - started)
+            assert got.status_code == 200 and len(got.content) == job["result"]["bytes"]
+        times = times[1:]
+        mb = job["result"]["bytes"] / 1e6
+        figures["download print PNG"] = (
+            f"{_median_ms(times):.0f} ms ({mb / statistics.median(times):.0f} MB/s, {mb:.1f} MB)"
+        )
+        for proc in procs:
+            proc.stop()
+
+        # active_jobs_max is at most 10: use several accounts.
+        clients = [api.account(credits=10, active_jobs_max=10) for _ in range((jobs + 9) // 10)]
+        ids: list[str] = []
+        for n in range(jobs):
+            response = clients[n // 10].submit(picture(n + 1), format="svg")
+            assert response.status_code == 202, response.text
+            ids.append(response.json()["id"])
+        started = time.monotonic()
+        for proc in procs:
+            proc.start()
+        for n, job_id in enumerate(ids):
+            done = clients[n // 10].wait(job_id, timeout=900)
+            assert done["status"] == "succeeded", done
+        rate = jobs / (time.monotonic() - started) * 60
+        figures["jobs per minute"] = f"{rate:.1f} ({cores} workers)"
+    finally:
+        for proc in procs:
+            proc.stop()
+        api.stop()
+        drop_database(url)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=24)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--blobs", help="compare blob stores instead, e.g. files,database")
+    parser.add_argument("--uploads", type=int, default=8, help="uploads (and downloads) timed")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     print(f"machine: {cores} core(s); PostgreSQL on loopback")
     with tempfile.TemporaryDirectory(prefix="printjob-cluster-bench-") as tmp:
         root = Path(tmp)
+        if args.blobs:
+            stores = args.blobs.split(",")
+            table = {
+                store: blob_store_figures(store, args.jobs, args.uploads, root) for store in stores
+            }
+            print("| figure | " + " | ".join(f"`{store}`" for store in stores) + " |")
+            print("|---|" + "---|" * len(stores))
+            for figure in table[stores[0]]:
+                cells = " | ".join(table[store][figure] for store in stores)
+                print(f"| {figure} | {cells} |", flush=True)
+            return
         for workers in (int(w) for w in args.workers.split(",")):
             rate = jobs_per_minute(workers, args.jobs, root)
             print(

@@ -7,8 +7,9 @@
 The data directory (0700), the database schema and the blob directory are created here,
 so any process that bootstraps finds storage ready. `PRINTJOB_DATABASE_URL` selects
 PostgreSQL (`printjob_adapters.postgres`); unset, the embedded SQLite file in the data
-directory. Blobs stay on the filesystem under the data directory either way (with several
-machines: a shared volume).
+directory. Uploads and results are files under the data directory (with several machines:
+a shared volume), or with `PRINTJOB_BLOBS=database` rows of the PostgreSQL database
+(`printjob_adapters.postgres_blobs`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from __future__ import annotations
 import attrs
 
 from printjob_adapters.blobs import FilesystemBlobStore, make_private_dirs
-from printjob_adapters.settings import Settings
+from printjob_adapters.settings import BLOBS_DATABASE, Settings, SettingsError
 from printjob_adapters.sqlite import SqliteStorage
 from printjob_adapters.storage import Storage
 from printjob_adapters.system import RandomIds, SystemClock
-from printjob_core.ports import Engine, ImageInfo, ImageProbe
+from printjob_core.ports import BlobStore, Engine, ImageInfo, ImageProbe
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 
 
@@ -40,6 +41,18 @@ def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
     if migrate:
         storage.migrate()
     return storage
+
+
+def open_blobs(settings: Settings, storage: Storage) -> BlobStore:
+    """The blob store `settings` select: files in the data directory, or the database."""
+    if settings.blobs != BLOBS_DATABASE:
+        return FilesystemBlobStore(settings.blobs_dir)
+    from printjob_adapters.postgres import PostgresStorage
+    from printjob_adapters.postgres_blobs import PostgresBlobStore
+
+    if not isinstance(storage, PostgresStorage):
+        raise SettingsError("PRINTJOB_BLOBS=database needs PRINTJOB_DATABASE_URL")
+    return PostgresBlobStore(storage)
 
 
 @attrs.frozen
@@ -106,7 +119,7 @@ def bootstrap(
         settings = Settings.from_env()
     make_private_dirs(settings.data_dir)
     storage = open_storage(settings)
-    blobs = FilesystemBlobStore(settings.blobs_dir)
+    blobs = open_blobs(settings, storage)
     if probe is None:
         probe = LazyProbe() if lazy else default_probe()
     if engine is None and not lazy:
@@ -141,5 +154,6 @@ __all__ = [
     "bootstrap",
     "default_engine",
     "default_probe",
+    "open_blobs",
     "open_storage",
 ]

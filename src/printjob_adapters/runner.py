@@ -159,11 +159,9 @@ class JobRunner:
         orphans = self.processing.sweep_orphans()
         if orphans:
             log.info("deleted %d stored file(s) no job needs (left by a crash)", orphans)
-        sweep_temp = getattr(self.processing.ports.blobs, "sweep_temp_files", None)
-        if sweep_temp is not None:
-            temp = sweep_temp(self.policy.lease_seconds)
-            if temp:
-                log.info("deleted %d temporary file(s) left by a killed writer", temp)
+        temp = self.processing.ports.blobs.sweep_temp_files(self.policy.lease_seconds)
+        if temp:
+            log.info("deleted %d temporary file(s) left by a killed writer", temp)
 
     def run_once(self, stop: threading.Event | None = None) -> bool:
         """Claim and process one job; False when the queue was empty."""

@@ -35,6 +35,7 @@ JOB_TIME_BUDGET = "PRINTJOB_JOB_TIME_BUDGET_SECONDS"
 BUSY_TIMEOUT = "PRINTJOB_BUSY_TIMEOUT_SECONDS"
 DATABASE_URL = "PRINTJOB_DATABASE_URL"
 DATABASE_POOL_SIZE = "PRINTJOB_DATABASE_POOL_SIZE"
+BLOBS = "PRINTJOB_BLOBS"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -57,6 +58,7 @@ KNOWN_VARIABLES = frozenset(
         BUSY_TIMEOUT,
         DATABASE_URL,
         DATABASE_POOL_SIZE,
+        BLOBS,
     }
 )
 
@@ -64,6 +66,11 @@ DEFAULT_DOCS_URL = "https://docs.printjob.dev/v1/errors"
 #: File names inside the data directory.
 DATABASE_FILE = "printjob.sqlite3"
 BLOBS_DIR = "files"
+#: Where uploads and results are kept (`PRINTJOB_BLOBS`): files in the data directory
+#: (a shared volume for several machines), or rows of the PostgreSQL database.
+BLOBS_FILES = "files"
+BLOBS_DATABASE = "database"
+BLOB_STORES = (BLOBS_FILES, BLOBS_DATABASE)
 
 _DEFAULT_POLICY = Policy()
 #: No numeric setting may exceed this (about 31 years in seconds).
@@ -107,6 +114,9 @@ class Settings:
     database_url: str | None = None
     #: Most PostgreSQL connections one process holds at once.
     database_pool_size: int = 10
+    #: `files` (under the data directory) or `database` (PostgreSQL only): where uploads
+    #: and results are kept.
+    blobs: str = BLOBS_FILES
 
     @property
     def database_path(self) -> Path:
@@ -192,6 +202,8 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
             f"PORT/DATABASE), or unset to use the embedded database in {DATA_DIR}"
         )
 
+    blobs = _blobs(text(BLOBS), database_url)
+
     def number(name: str, default: N, minimum: N, kind: Callable[[str], N] = int) -> N:
         value = text(name)
         if value is None:
@@ -234,7 +246,22 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         busy_timeout_seconds=number(BUSY_TIMEOUT, defaults.busy_timeout_seconds, 0.0, float),
         database_url=database_url,
         database_pool_size=number(DATABASE_POOL_SIZE, defaults.database_pool_size, 1),
+        blobs=blobs,
     )
+
+
+def _blobs(value: str | None, database_url: str | None) -> str:
+    """`PRINTJOB_BLOBS`: `files` (the default) or `database`, which needs PostgreSQL."""
+    if value is None:
+        return BLOBS_FILES
+    if value not in BLOB_STORES:
+        raise SettingsError(f"{BLOBS} must be files or database, not {value!r}")
+    if value == BLOBS_DATABASE and database_url is None:
+        raise SettingsError(
+            f"{BLOBS}=database keeps uploads and results in PostgreSQL and needs "
+            f"{DATABASE_URL}; set it, or set {BLOBS}=files"
+        )
+    return value
 
 
 def _url(name: str, value: str) -> str:
@@ -262,4 +289,12 @@ def _networks(value: str | None) -> tuple[str, ...]:
     return tuple(networks)
 
 
-__all__ = ["KNOWN_VARIABLES", "Settings", "SettingsError", "read_settings_file"]
+__all__ = [
+    "BLOBS_DATABASE",
+    "BLOBS_FILES",
+    "BLOB_STORES",
+    "KNOWN_VARIABLES",
+    "Settings",
+    "SettingsError",
+    "read_settings_file",
+]

@@ -89,6 +89,9 @@ class FakeBlobStore:
     def keys(self, prefix: str) -> Iterator[str]:
         return iter(sorted(k for k in self.blobs if k.startswith(prefix)))
 
+    def sweep_temp_files(self, older_than_seconds: float) -> int:
+        return 0  # a dict entry is never half-written
+
 
 class FakeRateLimiter:
     """Fixed one-minute windows, aligned to the minute like the real adapters."""

@@ -50,7 +50,11 @@ class IdSource(Protocol):
 
 
 class BlobStore(Protocol):
-    """Keeps uploaded images and result files by key; writes are atomic."""
+    """Keeps uploaded images and result files by key; writes are atomic.
+
+    Every process of one service (API and workers, on any machine) must see the same
+    blobs: one directory, a shared volume, or the shared database.
+    """
 
     def put(self, key: str, data: bytes) -> None: ...
 
@@ -66,6 +70,16 @@ class BlobStore(Protocol):
 
     def keys(self, prefix: str) -> Iterator[str]:
         """Every stored key starting with `prefix` (for sweeping orphans)."""
+        ...
+
+    def sweep_temp_files(self, older_than_seconds: float) -> int:
+        """Delete what writers killed mid-write left, if older than `older_than_seconds`;
+        the number deleted.
+
+        A store that writes through temporary files (the filesystem) can be left with
+        some by a crash; one whose writes are atomic by nature (a database row) has
+        nothing to sweep and returns 0.
+        """
         ...
 
 

@@ -7,7 +7,9 @@ Servers (each on its own data directory and port, started once per session):
 * `idle_server`: `--workers 0`, so jobs stay queued (active-job limit, queued answers);
 * `busy_server`: `--workers 0` and a queue depth of 1 (503 server_busy);
 * `expiring_server`: results kept 5 s (410 result_expired);
-* `fuzz_server`: high per-minute limits, for schemathesis.
+* `fuzz_server`: high per-minute limits, for schemathesis;
+* `database_blobs_server`: uploads and results in PostgreSQL (`PRINTJOB_BLOBS=database`,
+  on PostgreSQL whatever `PRINTJOB_TEST_STORAGE` says), results kept 8 s.
 
 The kill-and-restart test starts its own.
 """
@@ -23,9 +25,17 @@ from tests.contract.support import Client, ServerProcess
 
 
 def _server(
-    factory: pytest.TempPathFactory, name: str, workers: int, **settings: str
+    factory: pytest.TempPathFactory,
+    name: str,
+    workers: int,
+    *,
+    blobs: str = "files",
+    **settings: str,
 ) -> Iterator[ServerProcess]:
+    """A server on its own data directory; `blobs="database"` keeps uploads and results
+    in its PostgreSQL database instead of files."""
     data_dir: Path = factory.mktemp(name) / "data"
+    settings["PRINTJOB_BLOBS"] = blobs
     server = ServerProcess(data_dir, workers=workers, **settings).start()
     try:
         yield server
@@ -61,6 +71,13 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
         0,
         PRINTJOB_READS_PER_MINUTE="1000000",
         PRINTJOB_SUBMISSIONS_PER_MINUTE="1000000",
+    )
+
+
+@pytest.fixture(scope="session")
+def database_blobs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from _server(
+        tmp_path_factory, "dbblobs", 1, blobs="database", PRINTJOB_RESULT_TTL_SECONDS="8"
     )
 
 

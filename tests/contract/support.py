@@ -47,6 +47,9 @@ def base_env(data_dir: Path, **extra: str) -> dict[str, str]:
         env["PRINTJOB_DATABASE_URL"] = database_for(data_dir)
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
+    if env.get("PRINTJOB_BLOBS") == "database" and not env.get("PRINTJOB_DATABASE_URL"):
+        # Blobs in the database need PostgreSQL, whatever PRINTJOB_TEST_STORAGE says.
+        env["PRINTJOB_DATABASE_URL"] = database_for(data_dir)
     return env
 
 

@@ -1,6 +1,8 @@
 """Several processes on one PostgreSQL: two API processes (`printjob serve --workers 0`) and
-three `printjob worker` processes sharing a database and a data directory (the shared blob
-volume), with workers SIGKILLed at random while jobs run and started again.
+three `printjob worker` processes sharing a database, with workers SIGKILLed at random while
+jobs run and started again. Twice: with blobs as files in one shared data directory (the
+shared blob volume), and with blobs in the database (`PRINTJOB_BLOBS=database`), where
+every process has a data directory of its own and shares nothing but PostgreSQL.
 
 Every job must end; credits must add up on every account (charged exactly the succeeded
 jobs, nothing left held); no job may run to success twice (one result file per succeeded
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
 from tests.contract.support import FINAL, Client, ServerProcess, base_env, busy_png
@@ -68,19 +71,30 @@ class Worker:
                 self.kill()
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[list[ServerProcess], list[Worker], Path]]:
+@pytest.fixture(params=["files", "database"])
+def cluster(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[list[ServerProcess], list[Worker], Path]]:
+    blobs = str(request.param)
     url = create_database()
-    data_dir = tmp_path / "shared"
     settings = {
         "PRINTJOB_DATABASE_URL": url,
+        "PRINTJOB_BLOBS": blobs,
         "PRINTJOB_SUBMISSIONS_PER_MINUTE": HIGH,
         "PRINTJOB_READS_PER_MINUTE": HIGH,
         # A killed worker's job is taken over within a few seconds.
         "PRINTJOB_LEASE_SECONDS": "3",
     }
-    apis = [ServerProcess(data_dir, workers=0, **settings) for _ in range(2)]
-    workers = [Worker(data_dir, settings, tmp_path / f"worker-{n}.log") for n in range(WORKERS)]
+
+    def data_dir(process: str) -> Path:
+        # Files: one shared volume. Database: nothing shared on disk.
+        return tmp_path / ("shared" if blobs == "files" else process) / "data"
+
+    apis = [ServerProcess(data_dir(f"api-{n}"), workers=0, **settings) for n in range(2)]
+    workers = [
+        Worker(data_dir(f"worker-{n}"), settings, tmp_path / f"worker-{n}.log")
+        for n in range(WORKERS)
+    ]
     try:
         for api in apis:
             api.start()
@@ -113,10 +127,17 @@ def _wait_all(clients: list[Client], jobs: dict[str, Client], timeout: float) ->
     return final
 
 
+def _result_keys(api: ServerProcess) -> list[str]:
+    """Every stored result: files in the shared volume, or rows of the database."""
+    if api.settings["PRINTJOB_BLOBS"] == "files":
+        return [path.name for path in (api.data_dir / "files" / "results").glob("*")]
+    with psycopg.connect(api.settings["PRINTJOB_DATABASE_URL"]) as conn:
+        rows = conn.execute("SELECT key FROM blobs WHERE key LIKE 'results/%'").fetchall()
+    return [row[0].removeprefix("results/") for row in rows]
+
+
 def _attempts(api: ServerProcess, job_ids: list[str]) -> dict[str, int]:
     """How many times each job was started (from the database: not in the API's view)."""
-    import psycopg
-
     with psycopg.connect(api.settings["PRINTJOB_DATABASE_URL"]) as conn:
         rows = conn.execute(
             "SELECT id, attempts FROM jobs WHERE id = ANY(%s)", (job_ids,)
@@ -216,13 +237,20 @@ def test_two_apis_three_workers_survive_random_kills(
             assert got.status_code == 200 and got.content.startswith(b"<?xml")
 
     # No job ran to success twice: one result file per succeeded job, one success line.
-    results = sorted((apis[0].data_dir / "files" / "results").glob("*"))
     per_job: dict[str, int] = {}
-    for path in results:
-        match = re.match(r"(job_[0-9a-f]{32})-\d+\.svg$", path.name)
-        assert match, path.name
+    for name in _result_keys(apis[0]):
+        match = re.match(r"(job_[0-9a-f]{32})-\d+\.svg$", name)
+        assert match, name
         per_job[match.group(1)] = per_job.get(match.group(1), 0) + 1
     assert set(per_job) == succeeded and set(per_job.values()) == {1}
+    if apis[0].settings["PRINTJOB_BLOBS"] == "database":
+        # Nothing was stored on any process's disk; uploads went when their jobs ended.
+        for data_dir in [api.data_dir for api in apis] + [w.data_dir for w in workers]:
+            files = data_dir / "files"
+            assert not files.exists() or not any(p.is_file() for p in files.rglob("*"))
+        with psycopg.connect(apis[0].settings["PRINTJOB_DATABASE_URL"]) as conn:
+            uploads = conn.execute("SELECT count(*) FROM blobs WHERE key LIKE 'uploads/%'")
+            assert uploads.fetchone() == (0,)
     lines = "".join(path.read_text(errors="replace") for path in logs.glob("worker-*.log"))
     for job_id in succeeded:
         assert lines.count(f"job {job_id}: succeeded") <= 1, job_id

@@ -298,6 +298,10 @@ def test_settings_errors_name_the_variable(cli: Cli) -> None:
     assert "PRINTJOB_WORKERS" in message
     message = cli.fails("accounts", "create", PRINTJOB_DATABASE_URL="mysql://db/printjob")
     assert "PRINTJOB_DATABASE_URL" in message and "postgresql://" in message
+    message = cli.fails("serve", PRINTJOB_BLOBS="database")
+    assert "PRINTJOB_BLOBS" in message and "PRINTJOB_DATABASE_URL" in message
+    message = cli.fails("worker", PRINTJOB_BLOBS="s3")
+    assert "PRINTJOB_BLOBS" in message and "files or database" in message
 
 
 def test_version(cli: Cli) -> None:

@@ -10,9 +10,11 @@ import sys
 import threading
 from pathlib import Path
 
+from printjob_adapters.blobs import FilesystemBlobStore
 from printjob_adapters.bootstrap import bootstrap
 from printjob_adapters.postgres import SCHEMA_VERSION as PG_VERSION
 from printjob_adapters.postgres import PostgresJobSignal, PostgresStorage
+from printjob_adapters.postgres_blobs import PostgresBlobStore
 from printjob_adapters.runner import JobRunner
 from printjob_adapters.settings import Settings
 from printjob_adapters.sqlite import SCHEMA_VERSION as SQLITE_VERSION
@@ -56,7 +58,9 @@ def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
             "schema_version": PG_VERSION,
             "previous_version": 0,
         }
-        assert upgrade(tmp_path / "data", PRINTJOB_DATABASE_URL=url)["previous_version"] == 1
+        assert (
+            upgrade(tmp_path / "data", PRINTJOB_DATABASE_URL=url)["previous_version"] == PG_VERSION
+        )
         assert not (tmp_path / "data" / "printjob.sqlite3").exists()
     finally:
         drop_database(url)
@@ -80,6 +84,27 @@ def test_the_url_selects_postgresql_and_its_wake_up_signal(tmp_path: Path) -> No
     assert isinstance(plain.storage, SqliteStorage)
     assert plain.storage.job_signal() is None
     plain.close()
+
+
+def test_blobs_setting_selects_the_blob_store(tmp_path: Path) -> None:
+    url = create_database()
+    try:
+        settings = Settings(data_dir=tmp_path / "data", database_url=url, blobs="database")
+        container = bootstrap(settings, lazy=True, probe=FakeImageProbe())
+        assert isinstance(container.ports.blobs, PostgresBlobStore)
+        container.ports.blobs.put("uploads/job_1", b"image")
+        container.close()
+        files = bootstrap(
+            Settings(data_dir=tmp_path / "files", database_url=url),
+            lazy=True,
+            probe=FakeImageProbe(),
+        )
+        assert isinstance(files.ports.blobs, FilesystemBlobStore)
+        assert not files.ports.blobs.exists("uploads/job_1")  # not in the files store
+        files.close()
+    finally:
+        drop_database(url)
+    assert not (tmp_path / "data" / "files").exists()
 
 
 class CountingSignal:

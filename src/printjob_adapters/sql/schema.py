@@ -109,8 +109,31 @@ def _version_1(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def _database_blobs(d: Dialect) -> tuple[str, ...]:
+    """Uploads and results kept in PostgreSQL (`PRINTJOB_BLOBS=database`).
+
+    PostgreSQL only: SQLite is one machine's database, whose blobs stay files beside it.
+    The key is in the "C" collation so that its primary key index orders keys byte by
+    byte and serves the prefix range `keys(prefix)` asks for. `STORAGE EXTERNAL` keeps
+    large values out of line without trying to compress them: PNG, PDF and JPEG are
+    compressed already.
+    """
+    if d.name != "postgresql":
+        return ()
+    return (
+        f"""
+        CREATE TABLE blobs (
+            key TEXT COLLATE "C" PRIMARY KEY,
+            data BYTEA NOT NULL,
+            created_at {d.time_type} NOT NULL
+        )
+        """,
+        "ALTER TABLE blobs ALTER COLUMN data SET STORAGE EXTERNAL",
+    )
+
+
 #: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
-MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (_version_1,)
+MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (_version_1, _database_blobs)
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -27,6 +27,7 @@ def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.trusted_proxies == ()
     assert settings.wrong_keys_per_minute == 30
     assert settings.database_url is None
+    assert settings.blobs == "files"
     assert settings.policy() == Policy()
     assert settings.database_path == tmp_path / "var" / "printjob.sqlite3"
     assert settings.base_url_for("127.0.0.1", 8000) == "http://127.0.0.1:8000"
@@ -105,6 +106,27 @@ def test_database_url_must_be_postgresql_and_is_never_echoed() -> None:
     with pytest.raises(SettingsError, match="PRINTJOB_DATABASE_URL") as caught:
         Settings.from_env({"PRINTJOB_DATABASE_URL": "mysql://u:hunter2@db/printjob"})
     assert "hunter2" not in str(caught.value)
+
+
+def test_blobs_in_the_database_need_postgresql() -> None:
+    url = "postgresql://printjob:secret@db.internal:5432/printjob"
+    settings = Settings.from_env({"PRINTJOB_DATABASE_URL": url, "PRINTJOB_BLOBS": "database"})
+    assert settings.blobs == "database"
+    assert Settings.from_env({"PRINTJOB_BLOBS": " files "}).blobs == "files"
+    assert Settings.from_env({"PRINTJOB_BLOBS": ""}).blobs == "files"
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"PRINTJOB_BLOBS": "database"})
+    message = str(caught.value)
+    assert "PRINTJOB_BLOBS" in message and "PRINTJOB_DATABASE_URL" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("value", ["s3", "Database", "file", "database,files"])
+def test_blobs_is_files_or_database(value: str) -> None:
+    url = "postgresql://printjob:secret@db.internal:5432/printjob"
+    with pytest.raises(SettingsError, match="PRINTJOB_BLOBS must be files or database") as caught:
+        Settings.from_env({"PRINTJOB_BLOBS": value, "PRINTJOB_DATABASE_URL": url})
+    assert "secret" not in str(caught.value)
 
 
 def test_settings_file_and_the_environment_wins(tmp_path: Path) -> None:

@@ -261,7 +261,7 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Pat
     conn.close()
     before = _schema_of(old)
     store = open_storage(old)
-    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert store.schema_version() == SCHEMA_VERSION
     assert balance(store) == 10
     with store.unit_of_work() as uow:
         uow.jobs.add(job(1))
