@@ -4,9 +4,10 @@
                                [--colors N] [--background keep|remove]
 
 Options are validated by the API's own parser (`printjob_core.options.parse_options`) and
-the image by the API's own rules (both through `printjob_adapters.tracing`), so a command that succeeds here makes the same file a
-job with the same options makes. Exit status: 0 done, 2 bad options, 1 the image could
-not be read or converted (or the output not written). Errors are one line on stderr.
+the image by the API's own rules, both through `printjob_adapters.tracing`, so a command
+that succeeds here makes the same file a job with the same options makes. Exit status: 0
+done, 2 bad options, 1 the image could not be read or converted (or the output not
+written). Errors are one line on stderr.
 """
 
 from __future__ import annotations

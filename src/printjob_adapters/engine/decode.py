@@ -29,7 +29,7 @@ import numpy.typing as npt
 from PIL import Image, ImageChops, ImageCms, ImageOps
 
 from printjob_adapters.engine.errors import ImageTooLarge, UnsupportedImage
-from printjob_adapters.engine.options import ImageLimits
+from printjob_adapters.engine.options import DEFAULT_LIMITS, ImageLimits
 
 RGBA = npt.NDArray[np.uint8]
 
@@ -71,7 +71,7 @@ def probe(data: bytes) -> ImageHeader:
     return ImageHeader(format=_format(image), width=width, height=height)
 
 
-def decode(data: bytes, limits: ImageLimits = ImageLimits()) -> RGBA:
+def decode(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> RGBA:
     """The image's first frame, upright, as a (height, width, 4) uint8 straight-alpha array."""
     image = _open(data)
     check_size(*image.size, limits)
@@ -86,7 +86,7 @@ def decode(data: bytes, limits: ImageLimits = ImageLimits()) -> RGBA:
     return _to_rgba(image)
 
 
-def check_size(width: int, height: int, limits: ImageLimits = ImageLimits()) -> None:
+def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) -> None:
     """Refuse an image over `limits.max_pixels`, with a side under `limits.min_side`, or a
     long side over `limits.max_aspect_ratio` times the short one. The wording is the job
     service's own (`printjob_core.services.check_image`), so a refusal reads the same

@@ -68,3 +68,7 @@ class ImageLimits:
     max_pixels: int = 3_000_000
     min_side: int = 16
     max_aspect_ratio: int = 20
+
+
+#: The limits `decode` and `trace` apply unless given others.
+DEFAULT_LIMITS = ImageLimits()

@@ -27,7 +27,12 @@ from printjob_adapters.engine.errors import (
     TracingFailed,
     UnsupportedImage,
 )
-from printjob_adapters.engine.options import Background, ImageLimits, TraceOptions
+from printjob_adapters.engine.options import (
+    DEFAULT_LIMITS,
+    Background,
+    ImageLimits,
+    TraceOptions,
+)
 from printjob_adapters.engine.progress import CancelCheck, Checkpoint, ProgressCallback, Stage
 from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.writers import write
@@ -52,10 +57,10 @@ class TraceResult:
 
 def trace(
     data: bytes,
-    options: TraceOptions = TraceOptions(),
+    options: TraceOptions,
     progress: ProgressCallback | None = None,
     cancelled: CancelCheck | None = None,
-    limits: ImageLimits = ImageLimits(),
+    limits: ImageLimits = DEFAULT_LIMITS,
 ) -> TraceResult:
     """Turn one encoded image into one print file.
 
