@@ -46,12 +46,13 @@ class Size:
 class TraceOptions:
     """One conversion: the file format, the canvas (`size`, `None` for original), the dpi
     the file states (`None` for 300), the number of flat colours (`None` for automatic)
-    and whether the background is drawn."""
+    and whether the background is drawn. `format` and `background` also take their
+    values as strings (`"pdf"`, `"remove"`)."""
 
-    format: OutputFormat = OutputFormat.SVG
+    format: OutputFormat = attrs.field(default=OutputFormat.SVG, converter=OutputFormat)
     size: Size | None = None
     colors: int | None = None
-    background: Background = Background.KEEP
+    background: Background = attrs.field(default=Background.KEEP, converter=Background)
     dpi: int | None = None
 
     @property
