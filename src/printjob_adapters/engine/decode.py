@@ -95,8 +95,8 @@ def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) ->
     if pixels > limits.max_pixels:
         raise ImageTooLarge(
             f"The image is {width}x{height} = {pixels:,} pixels; at most "
-            f"{limits.max_pixels:,} pixels (3 megapixels) are accepted. Scale it down "
-            "and send it again."
+            f"{limits.max_pixels:,} pixels ({limits.max_pixels / 1e6:g} megapixels) are "
+            "accepted. Scale it down and send it again."
         )
     short, long = sorted((width, height))
     if short < limits.min_side:
