@@ -69,9 +69,9 @@ def vectorise(
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     layers = []
     for k in stacking.order.tolist():
-        rgb = tuple(int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
+        red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
         outline = layer_outline(graph, stacking.members[k], fitted)
-        layers.append(Layer(color=rgb, commands=outline.commands(), outline=outline))  # type: ignore[arg-type]
+        layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
     checkpoint(1.0)
     return VectorArt(
         width=width,
