@@ -9,10 +9,11 @@ of printjob's outside this package. Tracing an image to an SVG:
 Layers, each importing only those below it:
 
     pipeline                         decode -> segment -> vectorise -> place -> write
-    writers                          svg, pdf, eps, png: one `VectorArt` on a canvas
-    segmentation, vectorise          the two tracing stages and their helper modules
+    writers, vectorise               the files; tracing a `Segmentation` to `VectorArt`
+    segmentation                     pixels to a label map over flat colours
+    (their steps)                    stacking, cleanup, curves, subpixel, quantise, ...
     decode, canvas, vector           bytes to pixels, the canvas, the traced art
-    options, errors, progress        what a caller passes in and gets back
+    progress, options, errors        what a caller passes in and gets back
 
 `printjob_adapters.tracing` maps the job service's options, phases and errors onto these.
 """
