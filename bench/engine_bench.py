@@ -266,7 +266,7 @@ def _describe(exc: BaseException) -> str:
 def engine_convert() -> tuple[Callable[..., Any] | None, str]:
     """printjob's `convert`, or None and why not, if it does not import yet."""
     try:
-        from printjob_adapters.engine.pipeline import convert
+        from printjob_adapters.tracing import convert
     except Exception as exc:
         return None, f"printjob engine unavailable: {_describe(exc)}"
     return convert, "printjob engine imported"
@@ -1136,7 +1136,7 @@ go to `bench/out/engine.json`, the SVGs of every method to `bench/out/svg/`.
 
 All methods run in one Python process, one conversion at a time:
 
-- **printjob**: `printjob_adapters.engine.pipeline.convert` with `JobOptions(format=svg)`
+- **printjob**: `printjob_adapters.tracing.convert` with `JobOptions(format=svg)`
   (size original, automatic colours).
 - **vtracer-default**: vtracer (PyPI) `convert_raw_image_to_svg` on the image file, with
   its defaults. **vtracer-poster**: the same with colormode color, color_precision 5,

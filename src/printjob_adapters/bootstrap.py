@@ -76,7 +76,7 @@ class Container:
 
 def default_probe() -> ImageProbe:
     """The Pillow header probe (imported on demand: it pulls in Pillow and NumPy)."""
-    from printjob_adapters.engine.decode import PillowImageProbe
+    from printjob_adapters.tracing import PillowImageProbe
 
     return PillowImageProbe()
 
@@ -96,7 +96,7 @@ class LazyProbe:
 def default_engine() -> Engine | None:
     """The tracing engine, or None when it cannot be imported."""
     try:
-        from printjob_adapters.engine.pipeline import TracingEngine
+        from printjob_adapters.tracing import TracingEngine
     except ImportError:
         return None
     return TracingEngine()

@@ -154,7 +154,7 @@ def cmd_openapi(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     try:
-        from printjob_adapters.engine.trace_command import run_trace
+        from printjob_http.trace_command import run_trace
     except ImportError as exc:
         raise CommandError(f"trace is not available: {exc}") from None
     return run_trace(args)
@@ -397,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
         "trace", help="convert one image with the engine alone: no server, no credits"
     )
     try:
-        from printjob_adapters.engine.trace_command import add_trace_arguments
+        from printjob_http.trace_command import add_trace_arguments
     except ImportError:
         trace.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     else:
@@ -437,11 +437,17 @@ def _error(message: str) -> int:
     return EXIT_ERROR
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one `printjob` command; returns the exit status."""
+def _command_errors() -> tuple[type[Exception], ...]:
+    """The errors reported as one line. An `except` clause is evaluated only when an
+    exception reaches it, so `printjob trace` never loads the storage modules."""
     from printjob_adapters.settings import SettingsError
     from printjob_adapters.sqlite import SchemaError
 
+    return (CommandError, OperatorError, SettingsError, SchemaError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `printjob` command; returns the exit status."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
@@ -456,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_ERROR
-    except (CommandError, OperatorError, SettingsError, SchemaError) as exc:
+    except _command_errors() as exc:
         return _error(str(exc))
     except ServerBusy:
         return _error("the database stayed locked by another process; try again")

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from printjob_adapters.engine.decode import PillowImageProbe, decode
+from printjob_adapters.engine import errors as engine
+from printjob_adapters.engine.decode import decode
+from printjob_adapters.tracing import PillowImageProbe
 from printjob_core.errors import ImageTooLarge, UnsupportedImage
 from printjob_core.limits import Policy
 from printjob_core.services import check_image
@@ -133,7 +135,7 @@ def test_decode_raises_only_image_errors(data: bytes) -> None:
         return
     try:
         rgba = decode(data)
-    except (UnsupportedImage, ImageTooLarge):
+    except (engine.UnsupportedImage, engine.ImageTooLarge):
         return
     assert rgba.ndim == 3 and rgba.shape[2] == 4
 

@@ -1,34 +1,60 @@
-"""The quantise-and-trace engine: raster image in, `VectorArt` out, then a print file.
+"""The quantise-and-trace engine: raster image in, print file (SVG, PDF, EPS, PNG) out.
 
-    from printjob_adapters.engine import trace_file
-    trace_file("logo.png", "logo.svg", colors=4)
+A library of its own: it knows nothing of jobs, accounts or credits, and imports nothing
+of printjob's outside this package. Tracing an image to an SVG:
 
-`decode` is bound here at import because a submodule of the same name exists (importing
-the submodule would otherwise shadow the function); the pipeline names are imported on
-first use, so that the writers, which use `engine.canvas`, can be imported on their own.
+    from printjob_adapters.engine import TraceOptions, trace
+    svg = trace(Path("logo.png").read_bytes(), TraceOptions(colors=4)).data
+
+Layers, each importing only those below it:
+
+    pipeline                         decode -> segment -> vectorise -> place -> write
+    writers, vectorise               the files; tracing a `Segmentation` to `VectorArt`
+    segmentation                     pixels to a label map over flat colours
+    (their steps)                    stacking, cleanup, curves, subpixel, quantise, ...
+    decode, canvas, vector           bytes to pixels, the canvas, the traced art
+    progress, options, errors        what a caller passes in and gets back
+
+`printjob_adapters.tracing` maps the job service's options, phases and errors onto these.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from printjob_adapters.engine.decode import ImageHeader, decode, probe
+from printjob_adapters.engine.errors import (
+    Cancelled,
+    EngineError,
+    ImageTooLarge,
+    TracingFailed,
+    UnsupportedImage,
+)
+from printjob_adapters.engine.options import (
+    Background,
+    ImageLimits,
+    OutputFormat,
+    Size,
+    TraceOptions,
+)
+from printjob_adapters.engine.pipeline import TraceResult, trace
+from printjob_adapters.engine.progress import CancelCheck, ProgressCallback, Stage
 
-from printjob_adapters.engine.decode import PillowImageProbe, decode
-
-if TYPE_CHECKING:
-    from printjob_adapters.engine.pipeline import TracingEngine, convert, trace_file
-
-__all__ = ["PillowImageProbe", "TracingEngine", "convert", "decode", "trace_file"]
-
-_HOMES = {
-    "trace_file": "pipeline",
-    "convert": "pipeline",
-    "TracingEngine": "pipeline",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+__all__ = [
+    "Background",
+    "CancelCheck",
+    "Cancelled",
+    "EngineError",
+    "ImageHeader",
+    "ImageLimits",
+    "ImageTooLarge",
+    "OutputFormat",
+    "ProgressCallback",
+    "Size",
+    "Stage",
+    "TraceOptions",
+    "TraceResult",
+    "TracingFailed",
+    "UnsupportedImage",
+    "decode",
+    "probe",
+    "trace",
+]

@@ -261,4 +261,5 @@ def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:
     graph = csr_matrix(
         (np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n + 1, n + 1)
     )
-    return depth_first_order(graph, n, directed=True, return_predecessors=False)[1:]
+    order: np.ndarray = depth_first_order(graph, n, directed=True, return_predecessors=False)
+    return order[1:]

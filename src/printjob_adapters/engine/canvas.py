@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import attrs
 
-from printjob_core.model import PRINT_CANVAS, JobOptions, OutputFormat
+from printjob_adapters.engine.options import PRINT_CANVAS, OutputFormat, TraceOptions
 
 #: PostScript and PDF points per inch.
 POINTS_PER_INCH = 72
@@ -77,7 +77,7 @@ def fit(
     )
 
 
-def place(design_width: int, design_height: int, options: JobOptions) -> Placement:
+def place(design_width: int, design_height: int, options: TraceOptions) -> Placement:
     """The placement of a `design_width` x `design_height` px input under `options`."""
     dpi = options.effective_dpi
     if options.size is not None:

@@ -1,10 +1,10 @@
 """Reading uploads: the header-only probe and the full decode to straight-alpha RGBA.
 
-Only PNG, JPEG, GIF, BMP and WebP are accepted (contract 4.1). `PillowImageProbe` reads
-the header alone, so the core can refuse a size before anything is decoded. `decode`
-repeats the size checks before it decodes (defence in depth: the engine may be called
-directly, from the library or `printjob trace`), then turns every mode Pillow produces
-into the one array the engine works on:
+Only PNG, JPEG, GIF, BMP and WebP are accepted (contract 4.1). `probe` reads the header
+alone, so a caller can refuse a size before anything is decoded. `decode` checks the
+sizes itself before it decodes (`ImageLimits`; the engine may be called directly, from
+the library or `printjob trace`), then turns every mode Pillow produces into the one
+array the engine works on:
 
 - EXIF orientation is applied, so a phone photo is upright;
 - palette images keep their transparency; grey, grey+alpha and RGB gain an alpha channel;
@@ -14,8 +14,8 @@ into the one array the engine works on:
   assumes Adobe's inverted polarity for every CMYK JPEG);
 - an animation gives its first frame.
 
-Every failure is a typed error (`UnsupportedImage` or `ImageTooLarge`); a truncated file is
-refused, never padded with grey.
+Every failure is one of the engine's errors (`UnsupportedImage` or `ImageTooLarge`); a
+truncated file is refused, never padded with grey.
 """
 
 from __future__ import annotations
@@ -23,25 +23,24 @@ from __future__ import annotations
 import io
 import warnings
 
+import attrs
 import numpy as np
+import numpy.typing as npt
 from PIL import Image, ImageChops, ImageCms, ImageOps
 
-from printjob_core.errors import ImageTooLarge, UnsupportedImage
-from printjob_core.limits import Policy
-from printjob_core.options import IMAGE_FIELD
-from printjob_core.ports import ImageInfo
-from printjob_core.services import check_image
+from printjob_adapters.engine.errors import ImageTooLarge, UnsupportedImage
+from printjob_adapters.engine.options import DEFAULT_LIMITS, ImageLimits
+
+RGBA = npt.NDArray[np.uint8]
 
 #: Pillow format names that may be uploaded (contract 4.1).
 ALLOWED_FORMATS = frozenset({"PNG", "JPEG", "GIF", "BMP", "WEBP"})
 #: Pillow names some JPEG files by a more specific format: a camera's multi-picture JPEG
 #: (MPO) is a JPEG whose first picture is the photo.
 _SAME_AS = {"MPO": "JPEG"}
-#: The contract's image limits, checked again before decoding.
-_POLICY = Policy()
 #: Headers declaring more pixels than this are refused as decompression bombs before the
 #: size rules are even looked at. Pillow warns above its own `MAX_IMAGE_PIXELS` (~89 MP)
-#: and raises above twice that; the probe turns both into `ImageTooLarge`.
+#: and raises above twice that; `probe` turns both into `ImageTooLarge`.
 BOMB_PIXELS = Image.MAX_IMAGE_PIXELS or 89_478_485
 
 _NOT_AN_IMAGE = "The file is not an openable PNG, JPEG, GIF, BMP or WebP image"
@@ -50,45 +49,65 @@ _QUARTER_TURNS = frozenset({5, 6, 7, 8})
 _EXIF_IN_HEADER = frozenset({"JPEG", "MPO", "WEBP"})
 
 
-class PillowImageProbe:
-    """The `ImageProbe` port: format and size from the header, nothing decoded."""
+@attrs.frozen
+class ImageHeader:
+    """What an image's header says: Pillow's format name (MPO counted as JPEG) and the
+    upright size."""
 
-    def probe(self, data: bytes) -> ImageInfo:
-        image = _open(data)
-        width, height = image.size
-        # Only JPEG and WebP carry EXIF in their header; asking a PNG for it would make
-        # Pillow read the whole file. The size rules do not depend on the turn anyway.
-        if image.format in _EXIF_IN_HEADER and _orientation(image) in _QUARTER_TURNS:
-            width, height = height, width
-        return ImageInfo(format=_format(image), width=width, height=height)
+    format: str
+    width: int
+    height: int
 
 
-def probe(data: bytes) -> ImageInfo:
-    """The header's format and (upright) size; see `PillowImageProbe`."""
-    return PillowImageProbe().probe(data)
+def probe(data: bytes) -> ImageHeader:
+    """The header's format and (upright) size, nothing decoded; no size rule applied
+    beyond the decompression-bomb guard."""
+    image = _open(data)
+    width, height = image.size
+    # Only JPEG and WebP carry EXIF in their header; asking a PNG for it would make
+    # Pillow read the whole file. The size rules do not depend on the turn anyway.
+    if image.format in _EXIF_IN_HEADER and _orientation(image) in _QUARTER_TURNS:
+        width, height = height, width
+    return ImageHeader(format=_format(image), width=width, height=height)
 
 
-def decode(data: bytes) -> np.ndarray:
+def decode(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> RGBA:
     """The image's first frame, upright, as a (height, width, 4) uint8 straight-alpha array."""
     image = _open(data)
-    check_size(*image.size)
+    check_size(*image.size, limits)
     try:
         image.seek(0)
         image.load()
     except (ImageTooLarge, UnsupportedImage):
         raise
     except Exception as exc:
-        raise UnsupportedImage(
-            f"{_NOT_AN_IMAGE}: its image data is damaged or cut short.", param=IMAGE_FIELD
-        ) from exc
+        raise UnsupportedImage(f"{_NOT_AN_IMAGE}: its image data is damaged or cut short.") from exc
     image = _upright(image)
     return _to_rgba(image)
 
 
-def check_size(width: int, height: int) -> None:
-    """Refuse what the contract refuses (the core's rules): over 3 MP, a side under 16 px,
-    a long side over 20 times the short one."""
-    check_image(ImageInfo(format="", width=width, height=height), _POLICY)
+def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) -> None:
+    """Refuse an image over `limits.max_pixels`, with a side under `limits.min_side`, or a
+    long side over `limits.max_aspect_ratio` times the short one. The wording is the job
+    service's own (`printjob_core.services.check_image`), so a refusal reads the same
+    whether it came from a submission or from the engine alone."""
+    pixels = width * height
+    if pixels > limits.max_pixels:
+        raise ImageTooLarge(
+            f"The image is {width}x{height} = {pixels:,} pixels; at most "
+            f"{limits.max_pixels:,} pixels ({limits.max_pixels / 1e6:g} megapixels) are "
+            "accepted. Scale it down and send it again."
+        )
+    short, long = sorted((width, height))
+    if short < limits.min_side:
+        raise UnsupportedImage(
+            f"The image is {width}x{height}; each side must be at least {limits.min_side} pixels."
+        )
+    if long > limits.max_aspect_ratio * short:
+        raise UnsupportedImage(
+            f"The image is {width}x{height}; its long side may be at most "
+            f"{limits.max_aspect_ratio} times its short side."
+        )
 
 
 def _open(data: bytes) -> Image.Image:
@@ -100,20 +119,18 @@ def _open(data: bytes) -> Image.Image:
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(
             "The image declares too many pixels to decode safely; "
-            "at most 3 megapixels are accepted.",
-            param=IMAGE_FIELD,
+            "at most 3 megapixels are accepted."
         ) from exc
     except Exception as exc:
-        raise UnsupportedImage(f"{_NOT_AN_IMAGE}.", param=IMAGE_FIELD) from exc
+        raise UnsupportedImage(f"{_NOT_AN_IMAGE}.") from exc
     if _format(image) not in ALLOWED_FORMATS:
         sent = image.format or "an unknown format"
-        raise UnsupportedImage(f"{_NOT_AN_IMAGE}; this file is {sent}.", param=IMAGE_FIELD)
+        raise UnsupportedImage(f"{_NOT_AN_IMAGE}; this file is {sent}.")
     width, height = image.size
     if width * height > BOMB_PIXELS:
         raise ImageTooLarge(
             f"The image declares {width}x{height} pixels, too many to decode safely; "
-            "at most 3 megapixels are accepted.",
-            param=IMAGE_FIELD,
+            "at most 3 megapixels are accepted."
         )
     return image
 
@@ -141,7 +158,7 @@ def _upright(image: Image.Image) -> Image.Image:
         return image
 
 
-def _to_rgba(image: Image.Image) -> np.ndarray:
+def _to_rgba(image: Image.Image) -> RGBA:
     mode = image.mode
     if mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
         return _wide_grey_to_rgba(image)
@@ -152,7 +169,7 @@ def _to_rgba(image: Image.Image) -> np.ndarray:
     return np.array(image, dtype=np.uint8)
 
 
-def _wide_grey_to_rgba(image: Image.Image) -> np.ndarray:
+def _wide_grey_to_rgba(image: Image.Image) -> RGBA:
     """16-bit (or 32-bit) grey scaled from 0..65535 to 0..255, with tRNS as alpha."""
     values = np.asarray(image)
     if image.mode == "F":
@@ -167,7 +184,7 @@ def _wide_grey_to_rgba(image: Image.Image) -> np.ndarray:
     return np.dstack([grey, grey, grey, alpha])
 
 
-def _cmyk_to_rgba(image: Image.Image) -> np.ndarray:
+def _cmyk_to_rgba(image: Image.Image) -> RGBA:
     icc = image.info.get("icc_profile")
     if _format(image) == "JPEG" and "adobe" not in image.info:
         # Pillow read it as Adobe's inverted CMYK; without the marker the data is plain.

@@ -33,8 +33,8 @@ import numpy.typing as npt
 
 from printjob_adapters.engine import cleanup, quantise
 from printjob_adapters.engine.background import remove_background
+from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
-from printjob_core.model import Background
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]

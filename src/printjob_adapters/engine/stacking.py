@@ -344,6 +344,6 @@ def _continues(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     abx, aby = b[:, 0] - a[:, 0], b[:, 1] - a[:, 1]
     bcx, bcy = c[:, 0] - b[:, 0], c[:, 1] - b[:, 1]
     cross = abx * bcy - aby * bcx
-    return (np.abs(cross) <= 1e-9 * (abx * abx + aby * aby + bcx * bcx + bcy * bcy)) & (
-        abx * bcx + aby * bcy > 0
-    )
+    on_line: np.ndarray = np.abs(cross) <= 1e-9 * (abx * abx + aby * aby + bcx * bcx + bcy * bcy)
+    continues: np.ndarray = on_line & (abx * bcx + aby * bcy > 0)
+    return continues

@@ -65,7 +65,8 @@ def _left_out_colour(rgba: np.ndarray, left_out: np.ndarray) -> np.ndarray:
     alpha = rgba[..., 3][left_out]
     if 2 * np.count_nonzero(alpha == 0) > len(alpha):
         return np.zeros(4)
-    return np.median(premultiply(rgba[left_out]), axis=0)
+    median: np.ndarray = np.median(premultiply(rgba[left_out]), axis=0)
+    return median
 
 
 def premultiply(rgba: np.ndarray) -> np.ndarray:
@@ -122,7 +123,8 @@ def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> 
     shift += np.where(void_r & ~void_l, VOID_LEAN, 0.0) - np.where(void_l & ~void_r, VOID_LEAN, 0.0)
     outside = (graph.face_label[lf] == OUTSIDE) | (graph.face_label[rf] == OUTSIDE)
     shift[outside] = 0.0
-    return np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+    clipped: np.ndarray = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+    return clipped
 
 
 def crack_points(graph: BoundaryGraph, shift: np.ndarray) -> np.ndarray:

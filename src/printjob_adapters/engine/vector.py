@@ -20,7 +20,7 @@ per-command Python objects on their way to a file.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 import attrs
 import numpy as np
@@ -33,6 +33,16 @@ Command = (
     | tuple[Literal["closePath"], tuple[()]]
 )
 RGB = tuple[int, int, int]
+
+
+class Pen(Protocol):
+    """What `Layer.replay` draws into: a fontTools-style pen (hence the camelCase names)."""
+
+    def moveTo(self, pt: Point) -> None: ...
+    def lineTo(self, pt: Point) -> None: ...
+    def curveTo(self, *points: Point) -> None: ...
+    def closePath(self) -> None: ...
+
 
 #: Op codes of `Outline.ops`, in the order of `OP_NAMES`.
 MOVE, LINE, CURVE, CLOSE = 0, 1, 2, 3
@@ -65,7 +75,7 @@ class Outline:
         """The RecordingPen-style commands (Python floats). O(commands), one plain loop:
         the points become tuples in one `zip` of the two coordinate lists."""
         xy = list(zip(self.points[:, 0].tolist(), self.points[:, 1].tolist(), strict=True))
-        out: list[Any] = []
+        out: list[Command] = []
         append = out.append
         i = 0
         for op in self.ops.tolist():
@@ -104,7 +114,7 @@ class Layer:
         """Drawing segments (lines and curves, closing lines included)."""
         return sum(1 for op, _ in self.commands if op in ("lineTo", "curveTo", "closePath"))
 
-    def replay(self, pen: Any) -> None:
+    def replay(self, pen: Pen) -> None:
         """Draw this layer's outlines into a fontTools-style pen."""
         for op, points in self.commands:
             getattr(pen, op)(*points)

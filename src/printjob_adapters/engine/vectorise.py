@@ -12,9 +12,10 @@ Steps, each in its own module:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
@@ -28,6 +29,9 @@ from printjob_adapters.engine.subpixel import (
 )
 from printjob_adapters.engine.vector import Layer, VectorArt
 
+if TYPE_CHECKING:
+    from printjob_adapters.engine.segmentation import Segmentation
+
 #: Largest distance (pixels) between a fitted curve and its data points.
 TOLERANCE = 0.4
 #: Colour distance (premultiplied RGBA, 0..255) under which an edge's tolerance grows,
@@ -36,7 +40,9 @@ SLACK_CONTRAST = 64.0
 MAX_SLACK = 2.5
 
 
-def vectorise(rgba: np.ndarray, segmentation: Any, checkpoint: Checkpoint) -> VectorArt:
+def vectorise(
+    rgba: npt.NDArray[np.uint8], segmentation: Segmentation, checkpoint: Checkpoint
+) -> VectorArt:
     """Trace `segmentation` (labels, palette, background_removed) to one layer per
     palette colour. `rgba` is the decoded input, uint8 (H, W, 4) straight alpha, used
     for sub-pixel edge placement."""
@@ -63,9 +69,9 @@ def vectorise(rgba: np.ndarray, segmentation: Any, checkpoint: Checkpoint) -> Ve
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     layers = []
     for k in stacking.order.tolist():
-        rgb = tuple(int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
+        red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
         outline = layer_outline(graph, stacking.members[k], fitted)
-        layers.append(Layer(color=rgb, commands=outline.commands(), outline=outline))  # type: ignore[arg-type]
+        layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
     checkpoint(1.0)
     return VectorArt(
         width=width,

@@ -47,7 +47,7 @@ SUBMITTER = textwrap.dedent(
 
     data, account_id, tag = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     try:
-        from printjob_adapters.engine.decode import PillowImageProbe as Probe
+        from printjob_adapters.tracing import PillowImageProbe as Probe
     except ImportError:
         class Probe:
             def probe(self, payload):

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from printjob_adapters.engine.canvas import Placement, fit, place
-from printjob_core.model import JobOptions, OutputFormat, Size
+from printjob_adapters.engine.options import OutputFormat, Size
+from printjob_adapters.engine.options import TraceOptions as JobOptions
 
 
 def test_explicit_size_is_the_exact_canvas_with_the_design_fitted_and_centred() -> None:

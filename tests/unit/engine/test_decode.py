@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from printjob_adapters.engine.decode import PillowImageProbe, decode
+from printjob_adapters.engine import errors as engine
+from printjob_adapters.engine.decode import decode
+from printjob_adapters.tracing import PillowImageProbe
 from printjob_core.errors import ImageTooLarge, UnsupportedImage
 
 
@@ -200,29 +202,31 @@ def test_webp_with_alpha() -> None:
 
 def test_over_3_megapixels_is_too_large() -> None:
     data = encode(Image.new("L", (2000, 1501)), "PNG")
-    with pytest.raises(ImageTooLarge):
+    with pytest.raises(engine.ImageTooLarge):
         decode(data)
 
 
 @pytest.mark.parametrize("size", [(15, 100), (100, 15), (400, 19)])
 def test_small_sides_and_long_strips_are_unsupported(size: tuple[int, int]) -> None:
-    with pytest.raises(UnsupportedImage):
+    with pytest.raises(engine.UnsupportedImage):
         decode(encode(Image.new("L", size), "PNG"))
 
 
 def test_truncated_image_is_unsupported_not_padded() -> None:
     rng = np.random.default_rng(2)
     data = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 3), dtype=np.uint8)), "PNG")
-    with pytest.raises(UnsupportedImage, match="damaged or cut short"):
+    with pytest.raises(engine.UnsupportedImage, match="damaged or cut short"):
         decode(data[: len(data) // 2])
     jpeg = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 3), dtype=np.uint8)), "JPEG")
-    with pytest.raises(UnsupportedImage):
+    with pytest.raises(engine.UnsupportedImage):
         decode(jpeg[: len(jpeg) // 2])
 
 
 @pytest.mark.parametrize("data", [b"", b"hello", b"\x89PNG\r\n\x1a\n" + b"\0" * 40])
 def test_not_an_image(data: bytes) -> None:
-    with pytest.raises(UnsupportedImage, match="not an openable PNG, JPEG, GIF, BMP or WebP"):
+    with pytest.raises(
+        engine.UnsupportedImage, match="not an openable PNG, JPEG, GIF, BMP or WebP"
+    ):
         decode(data)
     with pytest.raises(UnsupportedImage):
         PillowImageProbe().probe(data)
@@ -233,7 +237,7 @@ def test_other_formats_are_named_and_refused(fmt: str) -> None:
     data = encode(Image.new("RGB", (32, 32)), fmt)
     with pytest.raises(UnsupportedImage, match=fmt):
         PillowImageProbe().probe(data)
-    with pytest.raises(UnsupportedImage):
+    with pytest.raises(engine.UnsupportedImage):
         decode(data)
 
 
@@ -241,7 +245,7 @@ def test_decompression_bomb_is_too_large() -> None:
     bomb = _png(50_000, 50_000, bit_depth=1, colour_type=0, rows=[])
     with pytest.raises(ImageTooLarge):
         PillowImageProbe().probe(bomb)
-    with pytest.raises(ImageTooLarge):
+    with pytest.raises(engine.ImageTooLarge):
         decode(bomb)
 
 

@@ -15,12 +15,15 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from printjob_adapters.engine import TracingEngine, convert, pipeline, trace_file
+from printjob_adapters.engine import pipeline
+from printjob_adapters.engine.errors import Cancelled
+from printjob_adapters.engine.options import Background as TraceBackground
 from printjob_adapters.engine.progress import Checkpoint
-from printjob_adapters.engine.trace_command import add_trace_arguments, run_trace
 from printjob_adapters.engine.vector import Layer, VectorArt
+from printjob_adapters.tracing import TracingEngine, convert, trace_file
 from printjob_core.errors import ConversionCancelled, ConversionFailed, InvalidParameter
 from printjob_core.model import Background, JobOptions, OutputFormat, Phase, Size
+from printjob_http.trace_command import add_trace_arguments, run_trace
 
 RED, BLUE = (255, 0, 0), (0, 0, 255)
 
@@ -50,12 +53,12 @@ class FakeStages:
         self.calls: list[tuple[str, Any]] = []
 
     def segment(
-        self, rgba: np.ndarray, colors: int | None, background: Background, cp: Checkpoint
+        self, rgba: np.ndarray, colors: int | None, background: TraceBackground, cp: Checkpoint
     ) -> dict[str, Any]:
         self.calls.append(("segment", (rgba.shape, colors, background)))
         for fraction in (0.0, 0.5, 1.0):
             cp(fraction)
-        return {"shape": rgba.shape, "remove": background is Background.REMOVE}
+        return {"shape": rgba.shape, "remove": background is TraceBackground.REMOVE}
 
     def vectorise(
         self, rgba: np.ndarray, segmentation: dict[str, Any], cp: Checkpoint
@@ -87,7 +90,7 @@ def test_convert_passes_the_options_to_the_stages(stages: FakeStages) -> None:
     options = JobOptions(format=OutputFormat.SVG, colors=4, background=Background.REMOVE)
     output = convert(image_bytes(), options)
 
-    assert stages.calls[0] == ("segment", ((32, 64, 4), 4, Background.REMOVE))
+    assert stages.calls[0] == ("segment", ((32, 64, 4), 4, TraceBackground.REMOVE))
     assert stages.calls[1][0] == "vectorise"
     assert output.data.startswith(b"<?xml")
     assert (output.width, output.height) == (64, 32)
@@ -150,7 +153,7 @@ def test_a_cancel_inside_a_stage_is_not_a_failure(
     stages: FakeStages, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def cancels(*args: Any) -> VectorArt:
-        raise ConversionCancelled("the job was canceled")
+        raise Cancelled("the job was canceled")
 
     monkeypatch.setattr(pipeline, "_segment", cancels)
     with pytest.raises(ConversionCancelled):

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from printjob_adapters.engine.colour import delta_e2000_srgb
+from printjob_adapters.engine.errors import Cancelled as ConversionCancelled
+from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint, silent
 from printjob_adapters.engine.segmentation import Segmentation, segment
-from printjob_core.errors import ConversionCancelled
-from printjob_core.model import Background
 
 WHITE = (255, 255, 255)
 RED = (210, 47, 39)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from scipy.ndimage import binary_erosion
 
 from printjob_adapters.engine import subpixel
+from printjob_adapters.engine.errors import Cancelled as ConversionCancelled
 from printjob_adapters.engine.progress import Checkpoint, silent
 from printjob_adapters.engine.vectorise import vectorise
-from printjob_core.errors import ConversionCancelled
 from tests.unit.engine.test_vectorise_support import (
     Seg,
     contours,

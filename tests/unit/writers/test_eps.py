@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from printjob_adapters.engine.canvas import fit
-from printjob_adapters.writers.eps import write_eps
+from printjob_adapters.engine.writers.eps import write_eps
 from tests.unit.writers.test_writers import ring_and_circle, two_squares
 
 

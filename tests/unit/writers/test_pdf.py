@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 from printjob_adapters.engine.canvas import fit
-from printjob_adapters.writers.pdf import write_pdf
+from printjob_adapters.engine.writers.pdf import write_pdf
 from tests.unit.writers.test_writers import ring_and_circle, two_squares
 
 

@@ -10,9 +10,10 @@ import skia
 from PIL import Image
 
 from printjob_adapters.engine.canvas import fit, place
+from printjob_adapters.engine.options import OutputFormat, Size
+from printjob_adapters.engine.options import TraceOptions as JobOptions
 from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.writers.png import encode_png, render, write_png
-from printjob_core.model import JobOptions, OutputFormat, Size
+from printjob_adapters.engine.writers.png import encode_png, render, write_png
 from tests.unit.writers.test_writers import (
     BLUE,
     RED,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from printjob_adapters.engine.canvas import fit
 from printjob_adapters.engine.vector import Layer, VectorArt
-from printjob_adapters.writers.svg import number, path_data, segments, write_svg
+from printjob_adapters.engine.writers.svg import number, path_data, segments, write_svg
 from tests.unit.writers.test_writers import BLUE, RED, circle, layer, rect, ring_and_circle
 
 NS = "{http://www.w3.org/2000/svg}"

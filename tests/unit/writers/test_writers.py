@@ -18,7 +18,7 @@ from PIL import Image
 
 from printjob_adapters.engine.canvas import Placement, fit
 from printjob_adapters.engine.vector import Command, Layer, VectorArt
-from printjob_adapters.writers import write
+from printjob_adapters.engine.writers import write
 from printjob_core.model import OutputFormat
 
 RED, BLUE, GREEN, YELLOW, WHITE = (255, 0, 0), (0, 0, 255), (0, 160, 0), (255, 220, 0), (255,) * 3

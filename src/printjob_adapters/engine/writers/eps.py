@@ -14,7 +14,7 @@ import math
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.writers.svg import decimal, number, segments
+from printjob_adapters.engine.writers.svg import decimal, number, segments
 
 #: Short names for the path operators, kept in a private dictionary so that a document
 #: that places the EPS is not affected by them.

@@ -210,7 +210,8 @@ class _NumberFacts:
 def _gap(before_dot: np.ndarray, minus: np.ndarray, starts_dot: np.ndarray) -> np.ndarray:
     """1 where a space must separate a number from the one before it: unless it starts
     with '-', or with '.' after a number holding a '.'."""
-    return (~(minus | (starts_dot & before_dot))).astype(np.int64)
+    gap: np.ndarray = (~(minus | (starts_dot & before_dot))).astype(np.int64)
+    return gap
 
 
 def _choices(kind: np.ndarray, used: np.ndarray, f: _NumberFacts) -> np.ndarray:
@@ -244,7 +245,8 @@ def _choices(kind: np.ndarray, used: np.ndarray, f: _NumberFacts) -> np.ndarray:
     anchor = np.maximum.accumulate(np.where(constant, rows, 0))
     count = np.cumsum(flips)
     parity = (count - count[anchor]) & 1
-    return (relative[anchor, 0] ^ (parity == 1)).astype(np.int64)
+    choice: np.ndarray = (relative[anchor, 0] ^ (parity == 1)).astype(np.int64)
+    return choice
 
 
 def _write_tokens(

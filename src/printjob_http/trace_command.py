@@ -4,9 +4,10 @@
                                [--colors N] [--background keep|remove]
 
 Options are validated by the API's own parser (`printjob_core.options.parse_options`) and
-the image by the API's own rules, so a command that succeeds here makes the same file a
-job with the same options makes. Exit status: 0 done, 2 bad options, 1 the image could
-not be read or converted (or the output not written). Errors are one line on stderr.
+the image by the API's own rules, both through `printjob_adapters.tracing`, so a command
+that succeeds here makes the same file a job with the same options makes. Exit status: 0
+done, 2 bad options, 1 the image could not be read or converted (or the output not
+written). Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from printjob_core.errors import (
@@ -23,8 +23,6 @@ from printjob_core.errors import (
     InvalidParameter,
     ProblemError,
 )
-from printjob_core.model import JobOptions
-from printjob_core.options import parse_options
 
 #: Exit statuses of `run_trace`.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -59,14 +57,17 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def options_from_fields(fields: Mapping[str, str]) -> JobOptions:
-    """The job options the API would accept for these form fields (or `InvalidParameter`)."""
-    return parse_options(fields)
-
-
 def run_trace(args: argparse.Namespace) -> int:
     """Carry out `printjob trace`; returns the exit status."""
-    from printjob_adapters.engine.pipeline import convert, guess_format, write_atomically
+    # Imported here, not above: every `printjob` command builds this command's parser
+    # (`add_trace_arguments`), and only `trace` needs NumPy and Pillow.
+    from printjob_adapters.tracing import (
+        check_upload,
+        convert,
+        guess_format,
+        options_from_fields,
+        write_atomically,
+    )
 
     try:
         fields = {"background": args.background}
@@ -85,7 +86,7 @@ def run_trace(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(EXIT_FAILED, f"cannot read {args.image}: {exc.strerror or exc}")
     try:
-        _check_image(data)
+        check_upload(data)
         output = convert(data, options)
     except ProblemError as exc:
         return _fail(EXIT_FAILED, f"{args.image}: {exc.detail}")
@@ -101,15 +102,6 @@ def run_trace(args: argparse.Namespace) -> int:
         f"px at {options.effective_dpi} dpi, {output.colors} colours{removed}"
     )
     return EXIT_OK
-
-
-def _check_image(data: bytes) -> None:
-    """The API's image rules, from the header (the same refusal a submission would get)."""
-    from printjob_adapters.engine.decode import PillowImageProbe
-    from printjob_core.limits import Policy
-    from printjob_core.services import check_image
-
-    check_image(PillowImageProbe().probe(data), Policy())
 
 
 def _fail(status: int, message: str) -> int:

@@ -17,7 +17,7 @@ from reportlab.pdfgen.canvas import FILL_EVEN_ODD, Canvas
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.writers.svg import QUANTUM, segments
+from printjob_adapters.engine.writers.svg import QUANTUM, segments
 
 rl_config.useA85 = 0
 
