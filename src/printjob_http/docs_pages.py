@@ -27,7 +27,7 @@ from printjob_core.limits import Policy
 from printjob_http.answers import Answer
 from printjob_http.gate import DirectAnswer
 
-#: The vendored Redoc bundle's version (update with the file: see docs/decisions.md).
+#: The vendored Redoc bundle's version (update it with the file: static/redoc/README.md).
 REDOC_VERSION = "2.5.4"
 REDOC_PATH = "/docs/assets/redoc.standalone.js"
 
