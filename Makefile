@@ -38,10 +38,13 @@ locks: install-dev
 	$(VENV)/bin/pip-compile $(LOCK_OPTS) --extra test --extra bench --extra locks \
 	  -c requirements.lock -o requirements-dev.lock pyproject.toml
 
-# Renderers the tests check PDF and EPS output with.
+# Renderers the tests check PDF and EPS output with; Node and PHP (with its curl
+# extension) run the JavaScript and PHP examples of docs/api.md.
 system-deps:
 	@command -v gs >/dev/null && command -v pdftoppm >/dev/null && command -v curl >/dev/null && command -v openssl >/dev/null && PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ghostscript poppler-utils curl openssl nginx >/dev/null; }
+	@command -v node >/dev/null && command -v php >/dev/null && php -r 'exit(extension_loaded("curl") ? 0 : 1);' || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs php-cli php-curl >/dev/null; }
 
 # A throwaway PostgreSQL on loopback for the tests; prints its URL.
 postgres:

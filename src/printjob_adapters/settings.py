@@ -62,7 +62,8 @@ KNOWN_VARIABLES = frozenset(
     }
 )
 
-DEFAULT_DOCS_URL = "https://docs.printjob.dev/v1/errors"
+#: The errors page the service serves itself: the default base of every Problem `type`.
+DOCS_ERRORS_PATH = "/docs/errors"
 #: File names inside the data directory.
 DATABASE_FILE = "printjob.sqlite3"
 BLOBS_DIR = "files"
@@ -93,7 +94,10 @@ class Settings:
     data_dir: Path = attrs.field(factory=lambda: Path("var").absolute())
     #: Public base address for `Location` and `result.url`; None: derived from host and port.
     base_url: str | None = None
-    docs_url: str = DEFAULT_DOCS_URL
+    #: Base of every Problem `type` (`<docs_url>#error-<code>`). None: the service's own
+    #: errors page, at the address each request came to (`from_env` fills in
+    #: `<PRINTJOB_BASE_URL>/docs/errors` when only that is set).
+    docs_url: str | None = None
     service_name: str = "printjob"
     result_ttl_seconds: int = _DEFAULT_POLICY.result_ttl_seconds
     idempotency_ttl_seconds: int = _DEFAULT_POLICY.idempotency_ttl_seconds
@@ -223,7 +227,11 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
     base_url = text(BASE_URL)
     if base_url is not None:
         base_url = _url(BASE_URL, base_url).rstrip("/")
-    docs_url = _url(DOCS_URL, text(DOCS_URL) or DEFAULT_DOCS_URL)
+    docs_url = text(DOCS_URL)
+    if docs_url is not None:
+        docs_url = _url(DOCS_URL, docs_url)
+    elif base_url is not None:
+        docs_url = base_url + DOCS_ERRORS_PATH
     service_name = text(SERVICE_NAME) or "printjob"
     if any(c in service_name for c in '"\\') or not service_name.isprintable():
         raise SettingsError(f"{SERVICE_NAME} may not contain quotes, backslashes or controls")
@@ -293,6 +301,7 @@ __all__ = [
     "BLOBS_DATABASE",
     "BLOBS_FILES",
     "BLOB_STORES",
+    "DOCS_ERRORS_PATH",
     "KNOWN_VARIABLES",
     "Settings",
     "SettingsError",

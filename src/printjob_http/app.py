@@ -6,6 +6,7 @@ Wiring only; every rule lives in `printjob_core.services`. What is where:
 * `polling`: those two reads, answered without Litestar's per-request objects;
 * `routes`: the operations Litestar routes, and the exception handlers;
 * `answers`: the one JSON writer and the one Problem writer;
+* `docs_pages`: the documentation pages (`/docs`, `/docs/errors`) the gate answers;
 * `shell`: the `Shell` value (services and settings) every piece is given.
 """
 
@@ -20,6 +21,7 @@ from litestar.di import Provide
 
 from printjob_adapters.storage import Storage
 from printjob_core.services import ApiService, Ports
+from printjob_http.docs_pages import docs_answers
 from printjob_http.gate import Gate, Route, match_route
 from printjob_http.polling import polling_reads
 from printjob_http.routes import EXCEPTION_HANDLERS, HANDLERS
@@ -79,7 +81,8 @@ def create_app(container: Container, on_startup: Sequence[Callable[[], object]] 
         logging_config=None,
     )
     litestar.state["shell"] = shell
-    return Gate(litestar, polling_reads(shell), shell.docs_url)
+    direct = {**polling_reads(shell), **docs_answers(shell.policy)}
+    return Gate(litestar, direct, shell.docs_for)
 
 
 __all__ = ["Container", "Route", "client_address", "create_app", "match_route"]

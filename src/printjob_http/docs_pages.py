@@ -7,19 +7,27 @@
   codes a failed job can carry.
 
 Pages are rendered once per process: their text depends only on the core's error
-table and the policy.
+table and the policy. The gate routes the three paths (GET only, no key needed) to
+`docs_answers`.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import html
 from functools import cache
 from importlib.resources import files
+from typing import Any
+
+import anyio.to_thread
 
 from printjob_core.errors import PROBLEM_TYPES
 from printjob_core.limits import Policy
+from printjob_http.answers import Answer
+from printjob_http.gate import DirectAnswer
 
-#: The vendored Redoc bundle's version (update with the file: see docs/decisions.md).
+#: The vendored Redoc bundle's version (update it with the file: static/redoc/README.md).
 REDOC_VERSION = "2.5.4"
 REDOC_PATH = "/docs/assets/redoc.standalone.js"
 
@@ -155,20 +163,23 @@ def errors_page(policy: Policy) -> bytes:
         "<code>application/problem+json</code> with <code>type</code>, <code>title</code>, "
         "<code>status</code>, <code>detail</code>, <code>code</code> and, for a wrong field, "
         "<code>param</code>. Build on <code>code</code>; the <code>type</code> link leads "
-        'here. See also the <a href="/docs">API reference</a>.</p>'
+        'here. See also the <a href="../docs">API reference</a>.</p>'
     )
     return _page("printjob API errors", intro + limits + "".join(sections))
 
 
 @cache
 def reference_page() -> bytes:
-    """`/docs`: the OpenAPI document rendered by the vendored Redoc bundle."""
+    """`/docs`: the OpenAPI document rendered by the vendored Redoc bundle.
+
+    Links are relative, so the pages work wherever a proxy mounts the service.
+    """
     body = (
-        '<redoc spec-url="/v1/openapi.json" hide-download-button="false"></redoc>'
-        f'<script src="{REDOC_PATH}"></script>'
+        '<redoc spec-url="v1/openapi.json"></redoc>'
+        f'<script src="{REDOC_PATH.lstrip("/")}?v={REDOC_VERSION}"></script>'
         "<noscript><p>The API reference needs JavaScript; the document itself is at "
-        '<a href="/v1/openapi.json">/v1/openapi.json</a>, and the errors at '
-        '<a href="/docs/errors">/docs/errors</a>.</p></noscript>'
+        '<a href="v1/openapi.json">/v1/openapi.json</a>, and the errors at '
+        '<a href="docs/errors">/docs/errors</a>.</p></noscript>'
     )
     return _page("printjob API reference", body)
 
@@ -179,11 +190,112 @@ def redoc_bundle() -> bytes:
     return (files("printjob_http") / "static" / "redoc" / "redoc.standalone.js").read_bytes()
 
 
+@cache
+def _bundle(compressed: bool) -> tuple[bytes, str]:
+    """The bundle as sent, plain or gzip-compressed (a third of the bytes), with its tag."""
+    plain = redoc_bundle()
+    tag = hashlib.sha256(plain).hexdigest()[:32]
+    if compressed:
+        return gzip.compress(plain, 9, mtime=0), f'"{tag}-gzip"'
+    return plain, f'"{tag}"'
+
+
 #: Only our own script; Redoc styles itself inline and runs its search in a blob worker.
 DOCS_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src blob:; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 )
+HTML = "text/html; charset=utf-8"
+JAVASCRIPT = "text/javascript; charset=utf-8"
+#: Sent with every documentation answer.
+_SECURITY = {
+    "Content-Security-Policy": DOCS_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+#: The pages change only with a new release or new limits: browsers may keep them a while.
+_PAGE_CACHING = "public, max-age=600"
+#: The page asks for the bundle with its version in the query (`?v=`), so a new version
+#: is a new address: that address may be kept for good.
+_VERSIONED_CACHING = "public, max-age=31536000, immutable"
+_UNVERSIONED_CACHING = "public, max-age=86400"
 
-__all__ = ["DOCS_CSP", "REDOC_PATH", "errors_page", "redoc_bundle", "reference_page"]
+
+def docs_answers(policy: Policy) -> dict[str, DirectAnswer]:
+    """The gate's direct answers for the documentation paths (`gate.ROUTES`), by name."""
+
+    async def reference(scope: Any, _segment: str) -> Answer:
+        return _page_answer(reference_page())
+
+    async def errors(scope: Any, _segment: str) -> Answer:
+        return _page_answer(errors_page(policy))
+
+    async def asset(scope: Any, _segment: str) -> Answer:
+        compressed = _accepts_gzip(_header(scope, b"accept-encoding"))
+        # Compressing the megabyte takes a moment once per process: not on the event loop.
+        body, etag = await anyio.to_thread.run_sync(_bundle, compressed)
+        versioned = scope.get("query_string", b"") == f"v={REDOC_VERSION}".encode()
+        headers = {
+            **_SECURITY,
+            "Cache-Control": _VERSIONED_CACHING if versioned else _UNVERSIONED_CACHING,
+            "ETag": etag,
+            "Vary": "Accept-Encoding",
+        }
+        if _matches(_header(scope, b"if-none-match"), etag):
+            return _not_modified(headers)
+        if compressed:
+            headers["Content-Encoding"] = "gzip"
+        return Answer(body, 200, JAVASCRIPT, headers)
+
+    return {"docs": reference, "docs_errors": errors, "docs_asset": asset}
+
+
+def _page_answer(body: bytes) -> Answer:
+    return Answer(body, 200, HTML, {**_SECURITY, "Cache-Control": _PAGE_CACHING})
+
+
+def _not_modified(headers: dict[str, str]) -> Answer:
+    """304: the validators and caching headers of the 200, and no body or length."""
+    answer = Answer(b"", 304, JAVASCRIPT)
+    answer.headers = [(k.lower().encode(), v.encode("latin-1")) for k, v in headers.items()]
+    return answer
+
+
+def _header(scope: Any, name: bytes) -> str:
+    """A request header's values, joined as one list (RFC 9110 5.3)."""
+    return ", ".join(v.decode("latin-1") for k, v in scope["headers"] if k == name)
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether `Accept-Encoding` takes gzip (not with `q=0`)."""
+    for item in accept_encoding.split(","):
+        coding, _, parameters = item.partition(";")
+        if coding.strip().lower() not in ("gzip", "x-gzip", "*"):
+            continue
+        weight = parameters.strip().lower()
+        if not weight.startswith("q="):
+            return True
+        try:
+            return float(weight[2:]) > 0
+        except ValueError:
+            return False
+    return False
+
+
+def _matches(if_none_match: str, etag: str) -> bool:
+    """`If-None-Match` names this entity tag (weak comparison, RFC 9110 13.1.2)."""
+    if if_none_match.strip() == "*":
+        return True
+    return etag in {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+
+
+__all__ = [
+    "DOCS_CSP",
+    "REDOC_PATH",
+    "REDOC_VERSION",
+    "docs_answers",
+    "errors_page",
+    "redoc_bundle",
+    "reference_page",
+]

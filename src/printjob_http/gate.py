@@ -3,8 +3,9 @@
 Routing is decided before Litestar sees a request, so the answers do not depend on
 Litestar's path normalisation:
 
-* a path that is not one of the six is 404 `not_found`; a trailing slash or an empty
-  segment makes a different path (no redirects);
+* a path that is not one of the six (or a documentation page, `printjob_http.docs_pages`)
+  is 404 `not_found`; a trailing slash or an empty segment makes a different path (no
+  redirects);
 * a known path with any other method (HEAD and OPTIONS included) is 405
   `method_not_allowed` with `Allow` listing the contract's methods only.
 
@@ -27,7 +28,8 @@ from printjob_http.answers import Answer, problem_answer
 
 _SEGMENT = r"([^/]+)"
 
-#: The six operations: name, path pattern (on the raw, still percent-encoded path), methods.
+#: The six operations, then the documentation pages: name, path pattern (on the raw, still
+#: percent-encoded path), methods.
 ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("jobs", re.compile(r"/v1/jobs"), ("POST",)),
     ("job", re.compile(r"/v1/jobs/" + _SEGMENT), ("GET",)),
@@ -35,6 +37,10 @@ ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("result", re.compile(r"/v1/jobs/" + _SEGMENT + r"/result"), ("GET",)),
     ("account", re.compile(r"/v1/account"), ("GET",)),
     ("openapi", re.compile(r"/v1/openapi\.json"), ("GET",)),
+    # The documentation pages (`printjob_http.docs_pages`): public, answered by the gate.
+    ("docs", re.compile(r"/docs"), ("GET",)),
+    ("docs_errors", re.compile(r"/docs/errors"), ("GET",)),
+    ("docs_asset", re.compile(r"/docs/assets/redoc\.standalone\.js"), ("GET",)),
 )
 
 
@@ -51,7 +57,7 @@ class Route:
 
 
 def match_route(raw_path: str) -> Route | None:
-    """The route of a raw path; None when it is none of the six."""
+    """The route of a raw path; None when it is none of `ROUTES`."""
     for name, pattern, methods in ROUTES:
         match = pattern.fullmatch(raw_path)
         if match is None:
@@ -74,11 +80,14 @@ ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 class Gate:
     """Holds the Litestar app; routes every HTTP request, answers `direct` routes itself."""
 
-    def __init__(self, app: ASGIApp, direct: Mapping[str, DirectAnswer], docs_url: str) -> None:
+    def __init__(
+        self, app: ASGIApp, direct: Mapping[str, DirectAnswer], docs_for: Callable[[Any], str]
+    ) -> None:
         #: Everything the gate does not answer itself (and the lifespan) goes on to this.
         self.app = app
         self.direct = dict(direct)
-        self.docs_url = docs_url
+        #: A request's scope -> the base of its Problem `type` links (`Shell.docs_for`).
+        self.docs_for = docs_for
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -110,7 +119,8 @@ class Gate:
             error = MethodNotAllowed(f"{method[:20]} is not allowed here; use {allow}.")
             headers["Allow"] = allow
         if error is not None:
-            answer = problem_answer(error, self.docs_url, headers=headers, head=method == "HEAD")
+            docs_url = self.docs_for(scope)
+            answer = problem_answer(error, docs_url, headers=headers, head=method == "HEAD")
             await answer(scope, None, send)
             return None
         assert route is not None

@@ -54,11 +54,11 @@ def _guarded(shell: Shell, read: DirectAnswer) -> DirectAnswer:
         except ProblemError as error:
             if isinstance(error, InternalError):
                 log.error("internal error on GET %s: %s", scope["path"], error)
-            return problem_answer(error, shell.docs_url, shell.realm)
+            return problem_answer(error, shell.docs_for(scope), shell.realm)
         except Exception as error:
             log.error("unhandled error on GET %s", scope["path"], exc_info=error)
             failure = InternalError("Something went wrong on our side; please retry.")
-            return problem_answer(failure, shell.docs_url, shell.realm)
+            return problem_answer(failure, shell.docs_for(scope), shell.realm)
 
     return answer
 

@@ -14,8 +14,10 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from printjob_adapters.settings import DOCS_ERRORS_PATH
 from printjob_core.errors import InvalidParameter
 from printjob_http.answers import PROBLEM_JSON, encode_headers, problem_body, problem_headers
+from printjob_http.shell import request_base
 
 #: Request line plus headers, in bytes, above which a request is refused unread.
 MAX_HEAD_BYTES = 32 * 1024
@@ -38,9 +40,14 @@ def head_too_large_answer(docs_url: str) -> bytes:
     return STATUS_LINE[error.status] + head + b"\r\n" + body
 
 
-def bounded_protocol(docs_url: str) -> type[HttpToolsProtocol]:
-    """An `HttpToolsProtocol` class that refuses request heads over `MAX_HEAD_BYTES`."""
-    answer = head_too_large_answer(docs_url)
+def bounded_protocol(docs_url: str | None) -> type[HttpToolsProtocol]:
+    """An `HttpToolsProtocol` class that refuses request heads over `MAX_HEAD_BYTES`.
+
+    `docs_url` None: the Problem's `type` leads to `/docs/errors` at the address the
+    request came to (its `Host` if that arrived before the refusal, else the socket), as
+    the shell's answers do.
+    """
+    configured = None if docs_url is None else head_too_large_answer(docs_url)
 
     class BoundedHttpToolsProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -81,8 +88,16 @@ def bounded_protocol(docs_url: str) -> type[HttpToolsProtocol]:
                 super().send_400_response(msg)
                 return
             self.logger.warning("request head over %d bytes refused", MAX_HEAD_BYTES)
-            self.transport.write(answer)
+            self.transport.write(configured or head_too_large_answer(self._docs_url()))
             self.transport.close()
+
+        def _docs_url(self) -> str:
+            scope = getattr(self, "scope", None) or {
+                "headers": [],
+                "server": self.server,
+                "scheme": self.scheme,
+            }
+            return request_base(scope) + DOCS_ERRORS_PATH
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)

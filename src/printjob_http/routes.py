@@ -151,7 +151,7 @@ def on_problem(request: Request[Any, Any, Any], error: Exception) -> Answer:
     if isinstance(error, InternalError):
         log.error("internal error on %s %s: %s", request.method, request.url.path, error)
     shell = _shell(request)
-    return problem_answer(error, shell.docs_url, shell.realm)
+    return problem_answer(error, shell.docs_for(request.scope), shell.realm)
 
 
 def on_http_exception(request: Request[Any, Any, Any], error: Exception) -> Answer:
@@ -175,14 +175,14 @@ def on_http_exception(request: Request[Any, Any, Any], error: Exception) -> Answ
     else:
         log.error("HTTP exception on %s %s: %r", request.method, request.url.path, error)
         problem = InternalError("Something went wrong on our side; please retry.")
-    return problem_answer(problem, shell.docs_url, shell.realm)
+    return problem_answer(problem, shell.docs_for(request.scope), shell.realm)
 
 
 def on_exception(request: Request[Any, Any, Any], error: Exception) -> Answer:
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
     shell = _shell(request)
     problem = InternalError("Something went wrong on our side; nothing was charged. Please retry.")
-    return problem_answer(problem, shell.docs_url, shell.realm)
+    return problem_answer(problem, shell.docs_for(request.scope), shell.realm)
 
 
 EXCEPTION_HANDLERS = {

@@ -256,7 +256,7 @@ def _bootstrap_without_engine(bootstrap: Any, settings: Settings) -> Any:
     return bootstrap(settings, lazy=True)
 
 
-def server_options(host: str, port: int, docs_url: str) -> dict[str, Any]:
+def server_options(host: str, port: int, docs_url: str | None) -> dict[str, Any]:
     """How uvicorn runs the API (also used by `bench/load.py` for its bare baseline app)."""
     from printjob_http.protocol import bounded_protocol
 

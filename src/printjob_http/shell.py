@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 import anyio.to_thread
 import attrs
 
+from printjob_adapters.settings import DOCS_ERRORS_PATH
 from printjob_adapters.storage import ImmediateReads, WouldWait
 from printjob_core.limits import Policy
 from printjob_core.services import Jobs, Submissions
@@ -26,7 +27,7 @@ class Settings(Protocol):
     def base_url(self) -> str | None: ...
 
     @property
-    def docs_url(self) -> str: ...
+    def docs_url(self) -> str | None: ...
 
     @property
     def service_name(self) -> str: ...
@@ -45,7 +46,8 @@ class Shell:
     policy: Policy
     #: For the OpenAPI document (its `servers`, the docs address, the limits).
     settings: Settings
-    docs_url: str
+    #: The base of Problem `type` links; None: this service's own errors page (`docs_for`).
+    docs_url: str | None
     #: The realm of `WWW-Authenticate` (contract 5.3): the service's name.
     realm: str
     base_url: str | None
@@ -59,11 +61,15 @@ class Shell:
         """The API's address as clients reach it: configured, else from the request."""
         if self.base_url:
             return self.base_url.rstrip("/")
-        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
-        if host is None:
-            server = scope.get("server")
-            host = f"{server[0]}:{server[1]}" if server else "localhost"
-        return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}".rstrip("/")
+        return request_base(scope)
+
+    def docs_for(self, scope: Any) -> str:
+        """The base of a Problem's `type`: configured, else `/docs/errors` at the address
+        the request came to, so that the link leads to this service's own page.
+
+        Called only when a Problem is written: the answers that succeed never pay for it.
+        """
+        return self.docs_url or request_base(scope) + DOCS_ERRORS_PATH
 
     def credentials(self, scope: Any) -> tuple[str | None, str]:
         """The Authorization header and the client's address, for `Access.authenticate`.
@@ -93,6 +99,20 @@ class Shell:
             except WouldWait:
                 pass  # it would have waited: do it where waiting is fine
         return await in_thread(operation, *args)
+
+
+def request_base(scope: Any) -> str:
+    """The address a request came to: its `Host`, else the socket it arrived on."""
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+    if host is None:
+        server = scope.get("server")
+        host = f"{_bracketed(server[0])}:{server[1]}" if server else "localhost"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}".rstrip("/")
+
+
+def _bracketed(host: str) -> str:
+    """An IPv6 literal as a URL's host takes it."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 async def in_thread(function: Callable[..., T], *args: Any) -> T:
@@ -133,4 +153,4 @@ def _is_trusted(address: str, trusted: tuple[Network, ...]) -> bool:
     return any(ip in network for network in trusted)
 
 
-__all__ = ["Settings", "Shell", "client_address", "in_thread"]
+__all__ = ["Settings", "Shell", "client_address", "in_thread", "request_base"]

@@ -190,7 +190,11 @@ PROBES = [
     ("GET", "/schema/redoc"),
     ("GET", "/schema/openapi.json"),
     ("GET", "/schema/openapi.yaml"),
-    ("GET", "/docs"),
+    # `/docs`, `/docs/errors` and the Redoc bundle are public on purpose (no CDN, no key:
+    # tests/contract/test_docs.py); nothing else under /docs answers.
+    ("GET", "/docs/"),
+    ("GET", "/docs/index.html"),
+    ("GET", "/docs/static/redoc/LICENSE"),
     ("GET", "/redoc"),
     ("GET", "/openapi.json"),
     ("GET", "/v1"),
@@ -227,6 +231,11 @@ def test_only_the_openapi_document_is_public(secure_server: ServerProcess) -> No
     response = secure_server.http.get("/v1/openapi.json")
     assert response.status_code == 200
     assert response.json()["openapi"].startswith("3.1")
+    # The documentation pages beside it hold no account data and run only our own script.
+    for path in ("/docs", "/docs/errors"):
+        page = secure_server.http.get(path)
+        assert page.status_code == 200
+        assert "script-src 'self'" in page.headers["content-security-policy"]
 
 
 @pytest.mark.slow

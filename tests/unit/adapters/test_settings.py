@@ -21,7 +21,8 @@ def test_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings.from_env({})
     assert settings.data_dir == tmp_path / "var"
     assert settings.base_url is None
-    assert settings.docs_url == "https://docs.printjob.dev/v1/errors"
+    # The service's own errors page, at the address each request came to.
+    assert settings.docs_url is None
     assert settings.service_name == "printjob"
     assert settings.workers == (os.cpu_count() or 1)
     assert settings.trusted_proxies == ()
@@ -58,6 +59,7 @@ def test_every_variable(tmp_path: Path) -> None:
     assert settings.data_dir == tmp_path / "d"
     assert settings.base_url == "https://api.example.com"
     assert settings.base_url_for("0.0.0.0", 1) == "https://api.example.com"
+    assert settings.docs_url == "https://docs.example.com/errors"
     assert settings.workers == 0
     assert settings.trusted_proxies == ("10.0.0.1/32", "192.168.0.0/16", "::1/128")
     assert settings.busy_timeout_seconds == 0.5
@@ -71,6 +73,19 @@ def test_every_variable(tmp_path: Path) -> None:
         job_time_budget_seconds=45,
         max_queue_depth=9,
     )
+
+
+def test_docs_url_defaults_to_the_services_own_errors_page() -> None:
+    """Unset, every Problem `type` leads to `/docs/errors` on the service's own address."""
+    settings = Settings.from_env({"PRINTJOB_BASE_URL": "https://api.example.com/"})
+    assert settings.docs_url == "https://api.example.com/docs/errors"
+    proxied = Settings.from_env({"PRINTJOB_BASE_URL": "https://example.com/printjob"})
+    assert proxied.docs_url == "https://example.com/printjob/docs/errors"
+    own = Settings.from_env(
+        {"PRINTJOB_BASE_URL": "https://api.example.com", "PRINTJOB_DOCS_URL": "https://d.example/e"}
+    )
+    assert own.docs_url == "https://d.example/e"
+    assert Settings.from_env({"PRINTJOB_DOCS_URL": " "}).docs_url is None
 
 
 @pytest.mark.parametrize(
