@@ -735,7 +735,9 @@ class PostgresMachine(CoreMachine):
 
         storage = _postgres_storage()
         with storage.connection() as conn:  # type: ignore[attr-defined]
-            conn.execute("TRUNCATE rate_counts, idempotency_keys, jobs, api_keys, accounts")
+            conn.execute(
+                "TRUNCATE rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+            )
         self.directory = tempfile.mkdtemp(prefix="printjob-machine-", dir=_fast_temp_root())
         return Ports(
             uow=storage.unit_of_work,  # type: ignore[attr-defined]

@@ -26,6 +26,8 @@ from printjob_core.model import (
     JobOptions,
     JobResult,
     JobStatus,
+    LedgerEntry,
+    LedgerKind,
     Phase,
 )
 from printjob_core.ports import AccountByKey, JobByKey
@@ -194,6 +196,8 @@ class RowMapper:
         )
 
     def account(self, row: Row) -> Account:
+        """An account from the `ACCOUNT_COLUMNS` the polling views read (no name, no
+        e-mail: the API never shows them)."""
         return Account(
             id=row["id"],
             created_at=self.times.read(row["created_at"]),
@@ -201,6 +205,32 @@ class RowMapper:
             credits_held=row["credits_held"],
             active_jobs_max=row["active_jobs_max"],
             disabled=bool(row["disabled"]),
+        )
+
+    def full_account(self, row: Row) -> Account:
+        """An account from a whole `accounts` row, name and e-mail included."""
+        return Account(
+            id=row["id"],
+            created_at=self.times.read(row["created_at"]),
+            credits_balance=row["credits_balance"],
+            credits_held=row["credits_held"],
+            active_jobs_max=row["active_jobs_max"],
+            disabled=bool(row["disabled"]),
+            name=row["name"],
+            email=row["email"],
+        )
+
+    def ledger_entry(self, row: Row) -> LedgerEntry:
+        return LedgerEntry(
+            id=int(row["id"]),
+            account_id=row["account_id"],
+            at=self.times.read(row["at"]),
+            kind=LedgerKind(row["kind"]),
+            amount=int(row["amount"]),
+            balance_after=int(row["balance_after"]),
+            held_after=int(row["held_after"]),
+            job_id=row["job_id"],
+            reason=row["reason"],
         )
 
     def key(self, row: Row) -> ApiKey:

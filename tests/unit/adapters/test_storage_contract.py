@@ -121,7 +121,7 @@ CONSTRAINTS = {
         read_only=psycopg.errors.ReadOnlySqlTransaction,
     ),
 }
-_TABLES = "rate_counts, idempotency_keys, jobs, api_keys, accounts"
+_TABLES = "rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
 
 
 @pytest.fixture(scope="module")
