@@ -15,6 +15,7 @@ machines: a shared volume).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -73,6 +74,15 @@ def _no_database(settings: Settings) -> NoDatabase:
     )
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; only its absence is "no": a data dir that cannot be read
+    (or whose parent is a file) is the OSError it is, for the operator to see."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def open_storage(settings: Settings, *, migrate: bool = True, create: bool = True) -> Storage:
     """The storage `settings` select, its schema created or upgraded unless told not to.
 
@@ -80,7 +90,7 @@ def open_storage(settings: Settings, *, migrate: bool = True, create: bool = Tru
     it when `migrate`); anything else raises `NoDatabase` and creates nothing: no
     directory, no file, no table.
     """
-    if not create and settings.database_url is None and not settings.database_path.is_file():
+    if not create and settings.database_url is None and not _is_file(settings.database_path):
         raise _no_database(settings)
     storage: Storage
     if settings.database_url is not None:

@@ -71,7 +71,17 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "data")
+    """A data dir holding a printjob database, as a server's does (operator commands do
+    not create one)."""
+    made = Cli(tmp_path / "data")
+    made.ok("db", "upgrade")
+    return made
+
+
+@pytest.fixture
+def bare_cli(tmp_path: Path) -> Cli:
+    """A data dir that holds no printjob database (nor even exists)."""
+    return Cli(tmp_path / "elsewhere" / "var")
 
 
 def test_accounts_credits_and_show(cli: Cli) -> None:
@@ -242,8 +252,13 @@ def _no_exit() -> Iterator[None]:
 
 
 @pytest.fixture
-def inproc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> InProcess:
-    return InProcess(tmp_path / "data", monkeypatch)
+def inproc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> InProcess:
+    made = InProcess(tmp_path / "data", monkeypatch)
+    assert main(["db", "upgrade"]) == 0
+    capsys.readouterr()
+    return made
 
 
 def test_every_bad_amount_and_option_is_refused(
