@@ -107,7 +107,7 @@ class SqlAccounts(_Repository):
 
     def get(self, account_id: str) -> Account | None:
         row = self._one(f"SELECT * FROM accounts WHERE id = ?{self._for_update}", (account_id,))
-        return None if row is None else self.rows.full_account(row)
+        return None if row is None else self.rows.account(row)
 
     def save(self, account: Account) -> None:
         changed = self._change(
@@ -129,7 +129,7 @@ class SqlAccounts(_Repository):
     def list_all(self, *, disabled_only: bool = False) -> list[Account]:
         where, params = ("WHERE disabled = ? ", (True,)) if disabled_only else ("", ())
         rows = self._all(f"SELECT * FROM accounts {where}ORDER BY created_at, id", params)
-        return [self.rows.full_account(row) for row in rows]
+        return [self.rows.account(row) for row in rows]
 
 
 class SqlLedger(_Repository):

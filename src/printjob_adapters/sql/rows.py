@@ -51,6 +51,8 @@ ACCOUNT_COLUMNS = (
     "credits_held",
     "active_jobs_max",
     "disabled",
+    "name",
+    "email",
 )
 JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
 #: The unfinished statuses as an SQL list: a literal, so PostgreSQL's planner can use the
@@ -196,19 +198,6 @@ class RowMapper:
         )
 
     def account(self, row: Row) -> Account:
-        """An account from the `ACCOUNT_COLUMNS` the polling views read (no name, no
-        e-mail: the API never shows them)."""
-        return Account(
-            id=row["id"],
-            created_at=self.times.read(row["created_at"]),
-            credits_balance=row["credits_balance"],
-            credits_held=row["credits_held"],
-            active_jobs_max=row["active_jobs_max"],
-            disabled=bool(row["disabled"]),
-        )
-
-    def full_account(self, row: Row) -> Account:
-        """An account from a whole `accounts` row, name and e-mail included."""
         return Account(
             id=row["id"],
             created_at=self.times.read(row["created_at"]),
