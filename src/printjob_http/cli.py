@@ -78,9 +78,9 @@ def _container() -> Container:
     from printjob_adapters.bootstrap import bootstrap, storage_description
 
     settings = _settings()
-    container = bootstrap(settings, lazy=True, create=False)
+    # Named before opening: a database that cannot be reached is named in its error too.
     _in_use.append(storage_description(settings))
-    return container
+    return bootstrap(settings, lazy=True, create=False)
 
 
 #: The most credits one command may add or start with (keeps totals far from overflow).

@@ -622,3 +622,17 @@ def test_an_account_without_credits_has_an_empty_history(
         ["accounts", "limits", missing, "--active-jobs-max", "5"],
     ):
         assert missing in inproc.fails(capsys, *command), command
+
+
+@pytest.mark.slow  # the pool gives an unreachable server 10 s before it gives up
+def test_an_unreachable_database_is_named_without_its_password(
+    inproc: InProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    monkeypatch.setenv("PRINTJOB_DATABASE_URL", "postgresql://pj:s3cret@127.0.0.1:9/printjob")
+    monkeypatch.setenv("PRINTJOB_BUSY_TIMEOUT_SECONDS", "0.5")
+    message = inproc.fails(capsys, "accounts", "list")
+    assert message.endswith(
+        "(database: postgresql://pj:***@127.0.0.1:9/printjob (PRINTJOB_DATABASE_URL))"
+    )
+    assert "s3cret" not in message
