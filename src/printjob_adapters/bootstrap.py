@@ -5,7 +5,9 @@
     app.operator.create_account(10)
 
 The data directory (0700), the database schema and the blob directory are created here,
-so any process that bootstraps finds storage ready. `PRINTJOB_DATABASE_URL` selects
+so any process that bootstraps finds storage ready; except with `create=False` (the
+operator's commands), which opens only a printjob database that exists and otherwise
+raises `NoDatabase`, having created nothing. `PRINTJOB_DATABASE_URL` selects
 PostgreSQL (`printjob_adapters.postgres`); unset, the embedded SQLite file in the data
 directory. Uploads and results are files under the data directory (with several machines:
 a shared volume), or with `PRINTJOB_BLOBS=database` rows of the PostgreSQL database
@@ -14,10 +16,21 @@ a shared volume), or with `PRINTJOB_BLOBS=database` rows of the PostgreSQL datab
 
 from __future__ import annotations
 
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
 import attrs
 
 from printjob_adapters.blobs import FilesystemBlobStore, make_private_dirs
-from printjob_adapters.settings import BLOBS_DATABASE, Settings, SettingsError
+from printjob_adapters.settings import (
+    BLOBS_DATABASE,
+    DATA_DIR,
+    DATABASE_URL,
+    Settings,
+    SettingsError,
+)
 from printjob_adapters.sqlite import SqliteStorage
 from printjob_adapters.storage import Storage
 from printjob_adapters.system import RandomIds, SystemClock
@@ -25,8 +38,67 @@ from printjob_core.ports import BlobStore, Engine, ImageInfo, ImageProbe
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 
 
-def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
-    """The storage `settings` select, its schema created or upgraded unless told not to."""
+class NoDatabase(Exception):
+    """The configured data dir or database holds no printjob database, and the command
+    must not create one: an operator pointed at the wrong place would otherwise make keys
+    and accounts that the running server never sees."""
+
+
+def hide_password(url: str) -> str:
+    """A database URL fit to show: its password (in the address or the query) as `***`."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            user, _, host = netloc.rpartition("@")
+            netloc = f"{user.split(':', 1)[0]}:***@{host}"
+        query = urlencode(
+            [
+                (name, "***" if name.lower() == "password" else value)
+                for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            ],
+            safe="*",
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return "(an unreadable address)"
+
+
+def storage_description(settings: Settings) -> str:
+    """Which database `settings` select, for the operator: `/srv/var (PRINTJOB_DATA_DIR)`
+    or the PostgreSQL URL without its password."""
+    if settings.database_url is not None:
+        return f"{hide_password(settings.database_url)} ({DATABASE_URL})"
+    return f"{settings.data_dir} ({DATA_DIR})"
+
+
+def _no_database(settings: Settings) -> NoDatabase:
+    variable = DATA_DIR if settings.database_url is None else DATABASE_URL
+    where = "the server's data dir" if settings.database_url is None else "the server's database"
+    return NoDatabase(
+        f"no printjob database in {storage_description(settings)}; run "
+        f'"printjob db upgrade" to create one, or point {variable} at {where}'
+    )
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; only its absence is "no": a data dir that cannot be read
+    (or whose parent is a file) is the OSError it is, for the operator to see."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def open_storage(settings: Settings, *, migrate: bool = True, create: bool = True) -> Storage:
+    """The storage `settings` select, its schema created or upgraded unless told not to.
+
+    `create=False` opens only a database that already holds printjob's schema (upgrading
+    it when `migrate`); anything else raises `NoDatabase` and creates nothing: no
+    directory, no file, no table.
+    """
+    if not create and settings.database_url is None and not _is_file(settings.database_path):
+        raise _no_database(settings)
     storage: Storage
     if settings.database_url is not None:
         from printjob_adapters.postgres import PostgresStorage
@@ -38,15 +110,24 @@ def open_storage(settings: Settings, *, migrate: bool = True) -> Storage:
         )
     else:
         storage = SqliteStorage(settings.database_path, busy_timeout=settings.busy_timeout_seconds)
-    if migrate:
-        storage.migrate()
+    try:
+        if not create and storage.schema_version() == 0:
+            raise _no_database(settings)
+        if migrate:
+            storage.migrate()
+    except BaseException:
+        storage.close()
+        raise
     return storage
 
 
-def open_blobs(settings: Settings, storage: Storage) -> BlobStore:
-    """The blob store `settings` select: files in the data directory, or the database."""
+def open_blobs(settings: Settings, storage: Storage, *, create: bool = True) -> BlobStore:
+    """The blob store `settings` select: files in the data directory, or the database.
+
+    Without `create`, the files' directory is made on first use only (`LazyBlobs`).
+    """
     if settings.blobs != BLOBS_DATABASE:
-        return FilesystemBlobStore(settings.blobs_dir)
+        return FilesystemBlobStore(settings.blobs_dir) if create else LazyBlobs(settings.blobs_dir)
     from printjob_adapters.postgres import PostgresStorage
     from printjob_adapters.postgres_blobs import PostgresBlobStore
 
@@ -93,6 +174,38 @@ class LazyProbe:
         return self._probe.probe(data)
 
 
+class LazyBlobs:
+    """The filesystem blob store, its directory made on first use: an operator command
+    that touches no file (most of them) then leaves the data dir as it found it."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._store: FilesystemBlobStore | None = None
+
+    def _blobs(self) -> FilesystemBlobStore:
+        if self._store is None:
+            self._store = FilesystemBlobStore(self._root)
+        return self._store
+
+    def put(self, key: str, data: bytes) -> None:
+        self._blobs().put(key, data)
+
+    def get(self, key: str) -> bytes:
+        return self._blobs().get(key)
+
+    def delete(self, key: str) -> None:
+        self._blobs().delete(key)
+
+    def exists(self, key: str) -> bool:
+        return self._blobs().exists(key)
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        return self._blobs().keys(prefix)
+
+    def sweep_temp_files(self, older_than_seconds: float) -> int:
+        return self._blobs().sweep_temp_files(older_than_seconds)
+
+
 def default_engine() -> Engine | None:
     """The tracing engine, or None when it cannot be imported."""
     try:
@@ -108,18 +221,22 @@ def bootstrap(
     engine: Engine | None = None,
     probe: ImageProbe | None = None,
     lazy: bool = False,
+    create: bool = True,
 ) -> Container:
     """Wire the services for `settings` (default: from the environment).
 
     `engine` and `probe` replace the defaults (tests use small ones). `lazy=True` imports
     neither now, for processes that never convert (the operator commands): the engine
-    stays None unless given, and the probe is imported on first use.
+    stays None unless given, and the probe is imported on first use. `create=False` (the
+    operator commands) raises `NoDatabase`, creating nothing, unless the data dir or
+    database already holds a printjob database.
     """
     if settings is None:
         settings = Settings.from_env()
-    make_private_dirs(settings.data_dir)
-    storage = open_storage(settings)
-    blobs = open_blobs(settings, storage)
+    if create:
+        make_private_dirs(settings.data_dir)
+    storage = open_storage(settings, create=create)
+    blobs = open_blobs(settings, storage, create=create)
     if probe is None:
         probe = LazyProbe() if lazy else default_probe()
     if engine is None and not lazy:
@@ -149,11 +266,15 @@ def bootstrap(
 
 __all__ = [
     "Container",
+    "LazyBlobs",
     "LazyProbe",
+    "NoDatabase",
     "Storage",
     "bootstrap",
     "default_engine",
     "default_probe",
+    "hide_password",
     "open_blobs",
     "open_storage",
+    "storage_description",
 ]

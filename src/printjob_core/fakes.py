@@ -19,13 +19,14 @@ import attrs
 
 from printjob_core.errors import UnsupportedImage
 from printjob_core.keys import KEY_ALPHABET, KEY_LENGTH, KEY_PREFIX
-from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
+from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus, LedgerEntry
 from printjob_core.ports import (
     AccountRepository,
     IdempotencyRepository,
     ImageInfo,
     JobRepository,
     KeyRepository,
+    LedgerRepository,
     RateDecision,
 )
 
@@ -138,6 +139,7 @@ class _State:
     jobs: dict[str, Job] = attrs.Factory(dict)
     idempotency: dict[tuple[str, str], IdempotencyRecord] = attrs.Factory(dict)
     job_order: list[str] = attrs.Factory(list)
+    ledger: list[LedgerEntry] = attrs.Factory(list)
 
 
 class _Accounts:
@@ -154,6 +156,23 @@ class _Accounts:
         if account.id not in self.state.accounts:
             raise KeyError(f"no account {account.id}")
         self.state.accounts[account.id] = account
+
+    def list_all(self, *, disabled_only: bool = False) -> list[Account]:
+        # Oldest first, like the databases; accounts made at one moment in id order.
+        chosen = [a for a in self.state.accounts.values() if a.disabled or not disabled_only]
+        return sorted(chosen, key=lambda a: (a.created_at, a.id))
+
+
+class _Ledger:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, entry: LedgerEntry) -> None:
+        # Ids increase in the order entries are written, like the databases' sequences.
+        self.state.ledger.append(attrs.evolve(entry, id=len(self.state.ledger) + 1))
+
+    def history(self, account_id: str) -> list[LedgerEntry]:
+        return [entry for entry in self.state.ledger if entry.account_id == account_id]
 
 
 class _Keys:
@@ -274,6 +293,7 @@ class FakeUnitOfWork:
     keys: KeyRepository
     jobs: JobRepository
     idempotency: IdempotencyRepository
+    ledger: LedgerRepository
 
     def __init__(self, store: FakeStore, *, read_only: bool = False) -> None:
         self.store = store
@@ -290,10 +310,12 @@ class FakeUnitOfWork:
         self._working.jobs = dict(state.jobs)
         self._working.idempotency = dict(state.idempotency)
         self._working.job_order = list(state.job_order)
+        self._working.ledger = list(state.ledger)
         self.accounts = _Accounts(self._working)
         self.keys = _Keys(self._working)
         self.jobs = _Jobs(self._working)
         self.idempotency = _Idempotency(self._working)
+        self.ledger = _Ledger(self._working)
         return self
 
     def __exit__(

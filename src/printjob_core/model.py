@@ -173,10 +173,51 @@ class Account:
     credits_held: int = 0
     active_jobs_max: int = 3
     disabled: bool = False
+    #: Who the account is, for the operator only (never shown to API clients).
+    name: str | None = None
+    #: Lower-cased; for the operator only.
+    email: str | None = None
 
     @property
     def credits_available(self) -> int:
         return self.credits_balance - self.credits_held
+
+
+class LedgerKind(enum.StrEnum):
+    """What one credit ledger entry records."""
+
+    #: The operator added credits (or the account was created with some).
+    ADD = "add"
+    #: The operator took credits back (`credits remove`, with a reason).
+    REMOVE = "remove"
+    #: A job was accepted: one job's cost set aside.
+    HOLD = "hold"
+    #: A job succeeded: its hold became a charge, the balance went down.
+    CHARGE = "charge"
+    #: A job failed, was canceled or interrupted: its hold was given back.
+    RELEASE = "release"
+
+
+@attrs.frozen
+class LedgerEntry:
+    """One credit movement, written in the same transaction as the movement itself.
+
+    `balance_after` and `held_after` are the account's figures once the entry applied, so
+    the ledger replays to the account: the sum of adds, removes and charges is the
+    balance, and holds minus charges and releases is what is held.
+    """
+
+    account_id: str
+    at: datetime
+    kind: LedgerKind
+    amount: int
+    balance_after: int
+    held_after: int
+    job_id: str | None = None
+    reason: str | None = None
+    #: Given by the storage as the entry is written (0 before): increasing, so entries
+    #: list in the order they were written, even within one moment.
+    id: int = 0
 
 
 @attrs.frozen

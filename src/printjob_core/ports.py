@@ -23,6 +23,7 @@ from printjob_core.model import (
     IdempotencyRecord,
     Job,
     JobOptions,
+    LedgerEntry,
     Phase,
 )
 
@@ -111,6 +112,20 @@ class AccountRepository(Protocol):
 
     def save(self, account: Account) -> None: ...
 
+    def list_all(self, *, disabled_only: bool = False) -> list[Account]:
+        """Every account (or only the disabled ones), oldest first."""
+        ...
+
+
+class LedgerRepository(Protocol):
+    """The credit ledger: written in the transaction that moves the credits."""
+
+    def add(self, entry: LedgerEntry) -> None: ...
+
+    def history(self, account_id: str) -> list[LedgerEntry]:
+        """Every entry of the account, in the order written, each with its stored `id`."""
+        ...
+
 
 class KeyRepository(Protocol):
     def add(self, key: ApiKey) -> None: ...
@@ -176,6 +191,7 @@ class UnitOfWork(Protocol):
     keys: KeyRepository
     jobs: JobRepository
     idempotency: IdempotencyRepository
+    ledger: LedgerRepository
 
     def __enter__(self) -> Self: ...
 

@@ -3,11 +3,17 @@
     printjob --version
     printjob serve [--host 127.0.0.1] [--port 8000] [--workers N]
     printjob worker
-    printjob accounts create [--credits N] [--active-jobs-max 3|5|10] [--json]
+    printjob db upgrade [--json]
+    printjob accounts create [--credits N] [--active-jobs-max 3|5|10] [--name NAME]
+                             [--email EMAIL] [--json]
     printjob accounts show ACCOUNT_ID [--json]
+    printjob accounts list [--json] [--disabled]
     printjob accounts disable ACCOUNT_ID
     printjob accounts enable ACCOUNT_ID
-    printjob credits add ACCOUNT_ID N
+    printjob accounts limits ACCOUNT_ID --active-jobs-max 3|5|10
+    printjob credits add ACCOUNT_ID N [--reason TEXT]
+    printjob credits remove ACCOUNT_ID N --reason TEXT
+    printjob credits history ACCOUNT_ID [--json]
     printjob keys create ACCOUNT_ID [--json]
     printjob keys list ACCOUNT_ID [--json]
     printjob keys revoke KEY_ID
@@ -18,6 +24,11 @@ Settings come from the environment (`PRINTJOB_DATA_DIR`, ...; see `printjob_adap
 Exit status: 0 done; 1 the command could not be carried out (one line on stderr,
 `printjob: error: ...`); 2 the command line itself is wrong (argparse's usage message).
 An API key is printed once, by `keys create`, and never again.
+
+The operator's commands (accounts, credits, keys) only open a printjob database that
+exists: pointed at a data dir or PostgreSQL database without one, they fail with one line
+naming it and create nothing (`serve`, `worker` and `db upgrade` create it). Their failures
+name the database they used; stdout carries only the answer (scripts parse it).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from printjob_core.shapes import format_time
 if TYPE_CHECKING:
     from printjob_adapters.bootstrap import Container
     from printjob_adapters.settings import Settings
+    from printjob_core.model import Account
 
 PROG = "printjob"
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -57,10 +69,18 @@ def _settings() -> Settings:
     return Settings.from_env()
 
 
-def _container() -> Container:
-    from printjob_adapters.bootstrap import bootstrap
+#: Which database the running operator command opened, named in its error messages.
+_in_use: list[str] = []
 
-    return bootstrap(_settings(), lazy=True)
+
+def _container() -> Container:
+    """The operator's wiring: an existing printjob database, never a new one."""
+    from printjob_adapters.bootstrap import bootstrap, storage_description
+
+    settings = _settings()
+    # Named before opening: a database that cannot be reached is named in its error too.
+    _in_use.append(storage_description(settings))
+    return bootstrap(settings, lazy=True, create=False)
 
 
 #: The most credits one command may add or start with (keeps totals far from overflow).
@@ -88,6 +108,14 @@ def _print_table(pairs: Sequence[tuple[str, object]]) -> None:
     width = max(len(name) for name, _ in pairs)
     for name, value in pairs:
         print(f"{name.ljust(width)}  {value}")
+
+
+def _print_columns(header: Sequence[str], table: Sequence[Sequence[str]]) -> None:
+    """A table with a header line, each column as wide as its widest cell."""
+    widths = [max(len(line[i]) for line in [header, *table]) for i in range(len(header))]
+    for line in [header, *table]:
+        cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+        print("  ".join(cells).rstrip())
 
 
 def _time(value: Any) -> str | None:
@@ -168,7 +196,9 @@ def cmd_accounts_create(args: argparse.Namespace) -> int:
     active_jobs_max = _whole_number(args.active_jobs_max, "--active-jobs-max", minimum=1)
     if active_jobs_max not in ACTIVE_JOBS_CHOICES:
         raise CommandError(f"--active-jobs-max must be 3, 5 or 10, not {active_jobs_max}")
-    account = _container().operator.create_account(credits_balance, active_jobs_max)
+    account = _container().operator.create_account(
+        credits_balance, active_jobs_max, name=args.name, email=args.email
+    )
     if args.json:
         _print_json({"account_id": account.id})
     else:
@@ -177,9 +207,16 @@ def cmd_accounts_create(args: argparse.Namespace) -> int:
                 ("account_id", account.id),
                 ("credits_balance", account.credits_balance),
                 ("active_jobs_max", account.active_jobs_max),
+                *_contact(account),
             ]
         )
     return EXIT_OK
+
+
+def _contact(account: Account) -> list[tuple[str, object]]:
+    """The name and e-mail address, where the operator gave them."""
+    given = (("name", account.name), ("email", account.email))
+    return [(field, value) for field, value in given if value is not None]
 
 
 def cmd_accounts_show(args: argparse.Namespace) -> int:
@@ -195,6 +232,7 @@ def cmd_accounts_show(args: argparse.Namespace) -> int:
         "active_jobs_max": view.active_jobs_max,
         "live_keys": summary.live_keys,
         "created_at": _time(account.created_at),
+        **dict(_contact(account)),
     }
     if args.json:
         _print_json(shown)
@@ -205,6 +243,58 @@ def cmd_accounts_show(args: argparse.Namespace) -> int:
                 for name, value in shown.items()
             ]
         )
+    return EXIT_OK
+
+
+def cmd_accounts_list(args: argparse.Namespace) -> int:
+    container = _container()
+    accounts = container.operator.list_accounts(disabled_only=args.disabled)
+    rows = [
+        {
+            "account_id": account.id,
+            "name": account.name,
+            "email": account.email,
+            "credits_balance": account.credits_balance,
+            "credits_held": account.credits_held,
+            "active_jobs_max": account.active_jobs_max,
+            "disabled": account.disabled,
+            "created_at": _time(account.created_at),
+        }
+        for account in accounts
+    ]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    which = "disabled accounts" if args.disabled else "accounts"
+    print(f"{len(rows)} {which} in {_in_use[-1]}")
+    if rows:
+        header = ("ACCOUNT_ID", "NAME", "EMAIL", "CREDITS", "HELD", "ACTIVE_MAX", "DISABLED")
+        _print_columns(
+            (*header, "CREATED_AT"),
+            [
+                (
+                    str(row["account_id"]),
+                    str(row["name"] or "-"),
+                    str(row["email"] or "-"),
+                    str(row["credits_balance"]),
+                    str(row["credits_held"]),
+                    str(row["active_jobs_max"]),
+                    "yes" if row["disabled"] else "no",
+                    str(row["created_at"]),
+                )
+                for row in rows
+            ],
+        )
+    return EXIT_OK
+
+
+def cmd_accounts_limits(args: argparse.Namespace) -> int:
+    active_jobs_max = _whole_number(args.active_jobs_max, "--active-jobs-max", minimum=1)
+    account = _container().operator.set_active_jobs_max(args.account_id, active_jobs_max)
+    print(
+        f"account {account.id} may now have {account.active_jobs_max} unfinished jobs at "
+        "once; jobs already accepted are not affected"
+    )
     return EXIT_OK
 
 
@@ -229,10 +319,59 @@ def cmd_accounts_enable(args: argparse.Namespace) -> int:
 
 def cmd_credits_add(args: argparse.Namespace) -> int:
     amount = _whole_number(args.amount, "the amount", minimum=1)
-    account = _container().operator.add_credits(args.account_id, amount)
+    account = _container().operator.add_credits(args.account_id, amount, args.reason)
     print(
         f"added {amount} credits to {account.id}: balance {account.credits_balance} "
         f"({account.credits_available} available, {account.credits_held} held)"
+    )
+    return EXIT_OK
+
+
+def cmd_credits_remove(args: argparse.Namespace) -> int:
+    amount = _whole_number(args.amount, "the amount", minimum=1)
+    account = _container().operator.remove_credits(args.account_id, amount, args.reason)
+    print(
+        f"removed {amount} credits from {account.id}: balance {account.credits_balance} "
+        f"({account.credits_available} available, {account.credits_held} held)"
+    )
+    return EXIT_OK
+
+
+def cmd_credits_history(args: argparse.Namespace) -> int:
+    entries = _container().operator.credit_history(args.account_id)
+    rows = [
+        {
+            "id": entry.id,
+            "at": _time(entry.at),
+            "kind": entry.kind.value,
+            "amount": entry.amount,
+            "balance_after": entry.balance_after,
+            "held_after": entry.held_after,
+            "job_id": entry.job_id,
+            "reason": entry.reason,
+        }
+        for entry in entries
+    ]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    if not rows:
+        print(f"account {args.account_id} has no credit movements")
+        return EXIT_OK
+    _print_columns(
+        ("AT", "KIND", "AMOUNT", "BALANCE", "HELD", "JOB_ID", "REASON"),
+        [
+            (
+                str(row["at"]),
+                str(row["kind"]),
+                str(row["amount"]),
+                str(row["balance_after"]),
+                str(row["held_after"]),
+                str(row["job_id"] or "-"),
+                str(row["reason"] or "-"),
+            )
+            for row in rows
+        ],
     )
     return EXIT_OK
 
@@ -270,20 +409,18 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
     if not rows:
         print(f"account {args.account_id} has no keys")
         return EXIT_OK
-    header = ("KEY_ID", "HINT", "CREATED_AT", "STATUS")
-    table = [
-        (
-            str(row["key_id"]),
-            str(row["hint"]),
-            str(row["created_at"]),
-            "live" if row["live"] else f"revoked {row['revoked_at']}",
-        )
-        for row in rows
-    ]
-    widths = [max(len(line[i]) for line in [header, *table]) for i in range(len(header))]
-    for line in [header, *table]:
-        cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
-        print("  ".join(cells).rstrip())
+    _print_columns(
+        ("KEY_ID", "HINT", "CREATED_AT", "STATUS"),
+        [
+            (
+                str(row["key_id"]),
+                str(row["hint"]),
+                str(row["created_at"]),
+                "live" if row["live"] else f"revoked {row['revoked_at']}",
+            )
+            for row in rows
+        ],
+    )
     return EXIT_OK
 
 
@@ -332,7 +469,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker = commands.add_parser("worker", help="process jobs only, no API")
     worker.set_defaults(run=cmd_worker)
 
-    accounts = commands.add_parser("accounts", help="create, show, disable, enable accounts")
+    accounts = commands.add_parser(
+        "accounts", help="create, show, list, limit, disable, enable accounts"
+    )
     account_commands = accounts.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = account_commands.add_parser("create", help="create an account")
     create.add_argument("--credits", default="0", metavar="N", help="starting credits (0)")
@@ -342,12 +481,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="3|5|10",
         help="unfinished jobs allowed at once (3)",
     )
+    create.add_argument("--name", default=None, help="who the account is (operator only)")
+    create.add_argument("--email", default=None, help="contact address (operator only)")
     create.add_argument("--json", action="store_true", help='print {"account_id": ...}')
     create.set_defaults(run=cmd_accounts_create)
     show = account_commands.add_parser("show", help="credits, jobs and keys of an account")
     show.add_argument("account_id", metavar="ACCOUNT_ID")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(run=cmd_accounts_show)
+    listing = account_commands.add_parser("list", help="every account, oldest first")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument("--disabled", action="store_true", help="only the disabled accounts")
+    listing.set_defaults(run=cmd_accounts_list)
+    limits = account_commands.add_parser("limits", help="change an account's limits")
+    limits.add_argument("account_id", metavar="ACCOUNT_ID")
+    limits.add_argument(
+        "--active-jobs-max",
+        required=True,
+        metavar="3|5|10",
+        help="unfinished jobs allowed at once",
+    )
+    limits.set_defaults(run=cmd_accounts_limits)
     disable = account_commands.add_parser(
         "disable", help="disable an account; its unfinished jobs are canceled, nothing charged"
     )
@@ -357,12 +511,30 @@ def build_parser() -> argparse.ArgumentParser:
     enable.add_argument("account_id", metavar="ACCOUNT_ID")
     enable.set_defaults(run=cmd_accounts_enable)
 
-    credits_parser = commands.add_parser("credits", help="add credits to an account")
+    credits_parser = commands.add_parser(
+        "credits", help="add or remove an account's credits; its credit history"
+    )
     credit_commands = credits_parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = credit_commands.add_parser("add", help="add N credits to an account")
     add.add_argument("account_id", metavar="ACCOUNT_ID")
     add.add_argument("amount", metavar="N", help="a positive whole number")
+    add.add_argument("--reason", default=None, metavar="TEXT", help="kept in the ledger")
     add.set_defaults(run=cmd_credits_add)
+    remove = credit_commands.add_parser(
+        "remove", help="take N credits back (never below what unfinished jobs hold)"
+    )
+    remove.add_argument("account_id", metavar="ACCOUNT_ID")
+    remove.add_argument("amount", metavar="N", help="a positive whole number")
+    remove.add_argument(
+        "--reason", default=None, metavar="TEXT", help="why (required; kept in the ledger)"
+    )
+    remove.set_defaults(run=cmd_credits_remove)
+    history = credit_commands.add_parser(
+        "history", help="the credit ledger: add, remove, hold, charge, release"
+    )
+    history.add_argument("account_id", metavar="ACCOUNT_ID")
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.set_defaults(run=cmd_credits_history)
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     key_commands = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -438,16 +610,18 @@ def _error(message: str) -> int:
 
 
 def _command_errors() -> tuple[type[Exception], ...]:
-    """The errors reported as one line. An `except` clause is evaluated only when an
-    exception reaches it, so `printjob trace` never loads the storage modules."""
+    """The errors reported as one line as they are. An `except` clause is evaluated only
+    when an exception reaches it, so `printjob trace` never loads the storage modules."""
+    from printjob_adapters.bootstrap import NoDatabase
     from printjob_adapters.settings import SettingsError
     from printjob_adapters.sqlite import SchemaError
 
-    return (CommandError, OperatorError, SettingsError, SchemaError)
+    return (CommandError, SettingsError, SchemaError, NoDatabase)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `printjob` command; returns the exit status."""
+    _in_use.clear()
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
@@ -464,14 +638,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except _command_errors() as exc:
         return _error(str(exc))
+    except OperatorError as exc:
+        return _error(_naming_the_database(str(exc)))
     except ServerBusy:
-        return _error("the database stayed locked by another process; try again")
+        return _error(
+            _naming_the_database("the database stayed locked by another process; try again")
+        )
     except ProblemError as exc:
-        return _error(exc.detail)
+        return _error(_naming_the_database(exc.detail))
     except PrintjobError as exc:
-        return _error(str(exc) or type(exc).__name__)
+        return _error(_naming_the_database(str(exc) or type(exc).__name__))
     except sqlite3.Error as exc:
-        return _error(f"database error: {exc}")
+        return _error(_naming_the_database(f"database error: {exc}"))
     except OSError as exc:
         # Before the catch-all below, which re-raises: a data dir that cannot be made or
         # a file that cannot be written is the operator's one-line error, not a traceback.
@@ -479,8 +657,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(f"{exc.strerror or exc}{where}")
     except Exception as exc:
         if type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
-            return _error(f"database error: {type(exc).__name__}: {exc}")
+            return _error(_naming_the_database(f"database error: {type(exc).__name__}: {exc}"))
         raise
+
+
+def _naming_the_database(message: str) -> str:
+    """The message, with the database an operator command used: "no account" in the
+    wrong data dir reads differently from "no account" in the server's."""
+    if not _in_use:
+        return message
+    return f"{message} (database: {_in_use[-1]})"
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -71,7 +73,17 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return Cli(tmp_path / "data")
+    """A data dir holding a printjob database, as a server's does (operator commands do
+    not create one)."""
+    made = Cli(tmp_path / "data")
+    made.ok("db", "upgrade")
+    return made
+
+
+@pytest.fixture
+def bare_cli(tmp_path: Path) -> Cli:
+    """A data dir that holds no printjob database (nor even exists)."""
+    return Cli(tmp_path / "elsewhere" / "var")
 
 
 def test_accounts_credits_and_show(cli: Cli) -> None:
@@ -242,8 +254,13 @@ def _no_exit() -> Iterator[None]:
 
 
 @pytest.fixture
-def inproc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> InProcess:
-    return InProcess(tmp_path / "data", monkeypatch)
+def inproc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> InProcess:
+    made = InProcess(tmp_path / "data", monkeypatch)
+    assert main(["db", "upgrade"]) == 0
+    capsys.readouterr()
+    return made
 
 
 def test_every_bad_amount_and_option_is_refused(
@@ -333,3 +350,293 @@ def test_help_and_console_script(cli: Cli) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["account_id"].startswith("acct_")
+
+
+# -- which database: operator commands never create one --
+
+#: Every operator command, with the arguments it needs (ids need not exist: the database
+#: is missing before any is looked up).
+OPERATOR_COMMANDS = (
+    ["accounts", "create", "--credits", "3"],
+    ["accounts", "show", "acct_" + "0" * 24],
+    ["accounts", "list"],
+    ["accounts", "disable", "acct_" + "0" * 24],
+    ["accounts", "enable", "acct_" + "0" * 24],
+    ["accounts", "limits", "acct_" + "0" * 24, "--active-jobs-max", "5"],
+    ["credits", "add", "acct_" + "0" * 24, "5"],
+    ["credits", "remove", "acct_" + "0" * 24, "5", "--reason", "refund"],
+    ["credits", "history", "acct_" + "0" * 24],
+    ["keys", "create", "acct_" + "0" * 24],
+    ["keys", "list", "acct_" + "0" * 24],
+    ["keys", "revoke", "key_nope"],
+)
+
+
+def _no_database_message(where: str, variable: str = "PRINTJOB_DATA_DIR") -> str:
+    return (
+        f'printjob: error: no printjob database in {where} ({variable}); run "printjob db upgrade"'
+    )
+
+
+def test_operator_commands_on_a_missing_data_dir_fail_and_create_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run from the wrong directory, no command quietly makes an empty database there."""
+    data_dir = tmp_path / "elsewhere" / "var"
+    inproc = InProcess(data_dir, monkeypatch)
+    for command in OPERATOR_COMMANDS:
+        message = inproc.fails(capsys, *command)
+        assert message.startswith(_no_database_message(str(data_dir))), message
+        assert "point PRINTJOB_DATA_DIR at the server's data dir" in message
+        assert list(tmp_path.iterdir()) == [], command
+
+
+def test_an_existing_dir_without_a_database_stays_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty, holed = tmp_path / "empty", tmp_path / "holed"
+    empty.mkdir()
+    holed.mkdir()
+    (holed / "printjob.sqlite3").write_bytes(b"")  # a file, but no printjob schema in it
+    for data_dir in (empty, holed):
+        before = sorted(p.name for p in data_dir.iterdir())
+        inproc = InProcess(data_dir, monkeypatch)
+        for command in OPERATOR_COMMANDS:
+            message = inproc.fails(capsys, *command)
+            assert message.startswith(_no_database_message(str(data_dir))), message
+        assert sorted(p.name for p in data_dir.iterdir()) == before
+        assert all(p.stat().st_size == 0 for p in data_dir.iterdir())
+
+
+def test_the_real_program_refuses_then_db_upgrade_creates(bare_cli: Cli) -> None:
+    message = bare_cli.fails("accounts", "create", "--json")
+    assert message.startswith(_no_database_message(str(bare_cli.data_dir))), message
+    assert not bare_cli.data_dir.parent.exists()
+    bare_cli.ok("db", "upgrade")
+    account_id = bare_cli.new_account("--credits", "2")
+    assert json.loads(bare_cli.ok("accounts", "list", "--json"))[0]["account_id"] == account_id
+
+
+def test_a_postgresql_database_without_the_schema_is_refused_and_left_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    from tests.postgres_support import create_database, drop_database
+
+    url = create_database()
+    try:
+        inproc = InProcess(tmp_path / "var", monkeypatch)
+        monkeypatch.setenv("PRINTJOB_DATABASE_URL", url)
+        for command in OPERATOR_COMMANDS:
+            message = inproc.fails(capsys, *command)
+            assert "no printjob database in postgresql://" in message, message
+            assert "(PRINTJOB_DATABASE_URL)" in message
+            assert "point PRINTJOB_DATABASE_URL at the server's database" in message
+            password = urlsplit(url).password
+            assert password is None or password not in message
+        with psycopg.connect(url) as conn:
+            tables = conn.execute(
+                "SELECT count(*) FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            ).fetchone()
+        assert tables == (0,)
+        assert not (tmp_path / "var").exists()
+        assert main(["db", "upgrade"]) == 0
+        capsys.readouterr()
+        assert main(["accounts", "create", "--credits", "4", "--json"]) == 0
+        account_id = json.loads(capsys.readouterr().out)["account_id"]
+        assert main(["credits", "history", account_id, "--json"]) == 0
+        assert [e["kind"] for e in json.loads(capsys.readouterr().out)] == ["add"]
+        assert not (tmp_path / "var").exists(), "blobs are not needed to manage accounts"
+    finally:
+        drop_database(url)
+
+
+def test_a_database_url_is_shown_without_its_password() -> None:
+    from printjob_adapters.bootstrap import hide_password
+
+    assert hide_password("postgresql://pj:s3cret@db:5432/printjob") == (
+        "postgresql://pj:***@db:5432/printjob"
+    )
+    assert hide_password("postgresql://db/printjob?user=pj&password=s3cret&sslmode=require") == (
+        "postgresql://db/printjob?user=pj&password=***&sslmode=require"
+    )
+    assert hide_password("postgresql://pj@db/printjob") == "postgresql://pj@db/printjob"
+
+
+def test_failures_after_opening_name_the_database(
+    inproc: InProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = "acct_" + "0" * 24
+    message = inproc.fails(capsys, "accounts", "show", missing)
+    assert message == (
+        f"printjob: error: no account {missing!r} "
+        f"(database: {tmp_path / 'data'} (PRINTJOB_DATA_DIR))"
+    )
+
+
+# -- names, e-mail addresses, listing, limits --
+
+
+def _created(capsys: pytest.CaptureFixture[str], *options: str) -> str:
+    assert main(["accounts", "create", *options, "--json"]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert list(created) == ["account_id"]
+    return str(created["account_id"])
+
+
+def _json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_accounts_have_a_name_and_an_email_and_are_listed(
+    inproc: InProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ada = _created(
+        capsys, "--name", "  Ada Lovelace ", "--email", "Ada@Example.COM", "--credits", "7"
+    )
+    plain = _created(capsys)
+    shown = _json(capsys, "accounts", "show", ada)
+    assert (shown["name"], shown["email"]) == ("Ada Lovelace", "ada@example.com")
+    assert "name" not in _json(capsys, "accounts", "show", plain)
+
+    listed = _json(capsys, "accounts", "list")
+    assert [row["account_id"] for row in listed] == [ada, plain]
+    assert set(listed[0]) == {
+        "account_id",
+        "name",
+        "email",
+        "credits_balance",
+        "credits_held",
+        "active_jobs_max",
+        "disabled",
+        "created_at",
+    }
+    assert listed[0]["name"] == "Ada Lovelace" and listed[0]["credits_balance"] == 7
+    assert (listed[1]["name"], listed[1]["email"], listed[1]["disabled"]) == (None, None, False)
+    assert _json(capsys, "accounts", "list", "--disabled") == []
+
+    assert main(["accounts", "disable", plain]) == 0
+    capsys.readouterr()
+    disabled = _json(capsys, "accounts", "list", "--disabled")
+    assert [(row["account_id"], row["disabled"]) for row in disabled] == [(plain, True)]
+    assert len(_json(capsys, "accounts", "list")) == 2, "the plain list includes disabled ones"
+
+    assert main(["accounts", "list"]) == 0
+    human = capsys.readouterr().out.splitlines()
+    assert human[0] == f"2 accounts in {tmp_path / 'data'} (PRINTJOB_DATA_DIR)"
+    assert human[1].split()[:3] == ["ACCOUNT_ID", "NAME", "EMAIL"]
+    assert ada in human[2] and "Ada Lovelace" in human[2] and "ada@example.com" in human[2]
+    assert human[3].split()[:3] == [plain, "-", "-"] and " yes " in human[3]
+
+
+def test_bad_names_and_emails_are_refused(
+    inproc: InProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for options, mentions in (
+        (["--email", "ada"], "--email"),
+        (["--email", "ada@example"], "--email"),
+        (["--email", "a b@example.com"], "--email"),
+        (["--email", "ada@@example.com"], "--email"),
+        (["--email", "a" * 250 + "@example.com"], "--email"),
+        (["--name", ""], "--name"),
+        (["--name", "   "], "--name"),
+        (["--name", "two\nlines"], "--name"),
+        (["--name", "x" * 201], "--name"),
+    ):
+        assert mentions in inproc.fails(capsys, "accounts", "create", *options), options
+    assert _json(capsys, "accounts", "list") == []
+
+
+def test_limits_change_active_jobs_max(
+    inproc: InProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    account_id = _created(capsys)
+    assert main(["accounts", "limits", account_id, "--active-jobs-max", "10"]) == 0
+    assert "10 unfinished jobs" in capsys.readouterr().out
+    assert _json(capsys, "accounts", "show", account_id)["active_jobs_max"] == 10
+    for bad in ("4", "0", "many"):
+        message = inproc.fails(capsys, "accounts", "limits", account_id, "--active-jobs-max", bad)
+        assert "--active-jobs-max" in message
+    inproc.fails(capsys, "accounts", "limits", account_id, code=2)
+    assert _json(capsys, "accounts", "show", account_id)["active_jobs_max"] == 10
+
+
+# -- credits: remove and history --
+
+
+def test_credits_remove_never_below_held_and_history_shows_every_move(
+    inproc: InProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    account_id = _created(capsys, "--credits", "5")
+    container = bootstrap(Settings(data_dir=tmp_path / "data"))
+    account = container.operator.show_account(account_id).account
+    job = container.api.submit(account, [("format", "svg")], png(1)).job
+    container.close()
+
+    message = inproc.fails(capsys, "credits", "remove", account_id, "5", "--reason", "refund")
+    assert "4 available" in message and "1 held" in message
+    assert "--reason" in inproc.fails(capsys, "credits", "remove", account_id, "1")
+    assert "--reason" in inproc.fails(capsys, "credits", "remove", account_id, "1", "--reason", " ")
+    assert "amount" in inproc.fails(capsys, "credits", "remove", account_id, "0", "--reason", "x")
+    assert main(["credits", "remove", account_id, "4", "--reason", "refund #12"]) == 0
+    assert "balance 1 (0 available, 1 held)" in capsys.readouterr().out
+    assert main(["credits", "add", account_id, "2", "--reason", "goodwill"]) == 0
+    capsys.readouterr()
+    assert main(["accounts", "disable", account_id]) == 0
+    capsys.readouterr()
+
+    history = _json(capsys, "credits", "history", account_id)
+    moves = [(e["kind"], e["amount"], e["job_id"], e["reason"]) for e in history]
+    assert moves == [
+        ("add", 5, None, "opening credits"),
+        ("hold", 1, job.id, None),
+        ("remove", 4, None, "refund #12"),
+        ("add", 2, None, "goodwill"),
+        ("release", 1, job.id, None),
+    ]
+    after = [(e["balance_after"], e["held_after"]) for e in history]
+    assert after == [(5, 0), (5, 1), (1, 1), (3, 1), (3, 0)]
+    assert [e["id"] for e in history] == sorted({e["id"] for e in history})
+    for entry in history:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["at"])
+    shown = _json(capsys, "accounts", "show", account_id)
+    assert (shown["credits_balance"], shown["credits_held"]) == after[-1]
+
+    assert main(["credits", "history", account_id]) == 0
+    human = capsys.readouterr().out.splitlines()
+    assert human[0].split() == ["AT", "KIND", "AMOUNT", "BALANCE", "HELD", "JOB_ID", "REASON"]
+    assert human[3].split()[1:] == ["remove", "4", "1", "1", "-", "refund", "#12"]
+    assert len(human) == 6
+
+
+def test_an_account_without_credits_has_an_empty_history(
+    inproc: InProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    account_id = _created(capsys)
+    assert _json(capsys, "credits", "history", account_id) == []
+    assert main(["credits", "history", account_id]) == 0
+    assert "no credit movements" in capsys.readouterr().out
+    missing = "acct_" + "0" * 24
+    for command in (
+        ["credits", "history", missing],
+        ["credits", "remove", missing, "1", "--reason", "x"],
+        ["accounts", "limits", missing, "--active-jobs-max", "5"],
+    ):
+        assert missing in inproc.fails(capsys, *command), command
+
+
+@pytest.mark.slow  # the pool gives an unreachable server 10 s before it gives up
+def test_an_unreachable_database_is_named_without_its_password(
+    inproc: InProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    monkeypatch.setenv("PRINTJOB_DATABASE_URL", "postgresql://pj:s3cret@127.0.0.1:9/printjob")
+    monkeypatch.setenv("PRINTJOB_BUSY_TIMEOUT_SECONDS", "0.5")
+    message = inproc.fails(capsys, "accounts", "list")
+    assert message.endswith(
+        "(database: postgresql://pj:***@127.0.0.1:9/printjob (PRINTJOB_DATABASE_URL))"
+    )
+    assert "s3cret" not in message

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import attrs
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -36,6 +37,7 @@ from hypothesis.stateful import (
     rule,
 )
 
+from printjob_core import ledger
 from printjob_core.errors import (
     AccountDisabled,
     IdempotencyKeyReused,
@@ -43,6 +45,7 @@ from printjob_core.errors import (
     InvalidParameter,
     JobNotCancelable,
     NotFound,
+    OperatorError,
     ProblemError,
     RateLimited,
     ResultExpired,
@@ -59,7 +62,15 @@ from printjob_core.fakes import (
     FakeStore,
     fake_image,
 )
-from printjob_core.model import Account, ConversionOutput, Job, JobErrorCode, JobStatus, Phase
+from printjob_core.model import (
+    Account,
+    ConversionOutput,
+    Job,
+    JobErrorCode,
+    JobStatus,
+    LedgerKind,
+    Phase,
+)
 from printjob_core.services import ApiService, Claim, JobProcessing, OperatorService, Ports
 
 LEASE = timedelta(seconds=60)
@@ -70,6 +81,9 @@ SUBMISSIONS_PER_MINUTE = 10
 READS_PER_MINUTE = 120
 WRONG_KEYS_PER_MINUTE = 30
 UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)
+SUCCEEDED = JobStatus.SUCCEEDED
+#: The final statuses whose hold was given back.
+RELEASED = (JobStatus.FAILED, JobStatus.CANCELED)
 #: The address every valid client request comes from.
 CLIENT = "192.0.2.10"
 #: Client addresses and the network each counts as for the wrong-key limit (decision 7).
@@ -96,6 +110,8 @@ class ModelAccount:
     initial: int
     active_jobs_max: int
     added: int = 0
+    #: Taken back by the operator (`credits remove`).
+    removed: int = 0
     disabled: bool = False
 
 
@@ -190,7 +206,7 @@ class CoreMachine(RuleBasedStateMachine):
         )
 
     def _balance(self, account: ModelAccount) -> int:
-        return account.initial + account.added - self._succeeded(account)
+        return account.initial + account.added - account.removed - self._succeeded(account)
 
     def _login(self, account: ModelAccount) -> Account | None:
         """Authenticate as the shell does; None (after checking the 403) when disabled."""
@@ -582,6 +598,27 @@ class CoreMachine(RuleBasedStateMachine):
         self.operator.add_credits(account.id, amount)
         account.added += amount
 
+    @rule(a=INDEX, amount=st.integers(min_value=1, max_value=4))
+    def remove_credits(self, a: int, amount: int) -> None:
+        """The operator takes credits back, never below what unfinished jobs hold."""
+        account = self._account(a)
+        available = self._balance(account) - self._unfinished(account)
+        if amount > available:
+            with pytest.raises(OperatorError, match="held by unfinished jobs"):
+                self.operator.remove_credits(account.id, amount, "refund")
+            event("remove: refused below held")
+            return
+        after = self.operator.remove_credits(account.id, amount, "refund")
+        account.removed += amount
+        assert after.credits_balance == self._balance(account)
+        event("remove: taken back")
+
+    @rule(a=INDEX, active_jobs_max=st.sampled_from([3, 5, 10]))
+    def set_limits(self, a: int, active_jobs_max: int) -> None:
+        account = self._account(a)
+        self.operator.set_active_jobs_max(account.id, active_jobs_max)
+        account.active_jobs_max = active_jobs_max
+
     @rule(seconds=st.sampled_from(CLOCK_STEPS), sweep=st.booleans())
     def advance_clock(self, seconds: int, sweep: bool) -> None:
         """Time passes (results and idempotency keys expire); maybe the sweeper runs."""
@@ -601,9 +638,40 @@ class CoreMachine(RuleBasedStateMachine):
             assert view.credits_held == unfinished * 1
             assert view.active_jobs == unfinished
             assert view.credits_held >= 0
-            charged = account.initial + account.added - view.credits_balance
+            charged = account.initial + account.added - account.removed - view.credits_balance
             assert charged == self._succeeded(account)
             assert summary.account.disabled is account.disabled
+
+    @invariant()
+    def the_ledger_replays_to_the_account(self) -> None:
+        """Every credit movement has its entry: folded up, the ledger is the account, at
+        every step; each entry states the figures it left; each job held once and was
+        charged (succeeded) or released (failed, canceled) once it ended."""
+        for account in self.accounts:
+            stored = self.operator.show_account(account.id).account
+            history = self.operator.credit_history(account.id)
+            assert ledger.replay(history) == (stored.credits_balance, stored.credits_held)
+            ids = [entry.id for entry in history]
+            assert ids == sorted(set(ids))
+            for n, entry in enumerate(history):
+                assert entry.account_id == account.id and entry.amount > 0
+                assert ledger.replay(history[: n + 1]) == (entry.balance_after, entry.held_after)
+            jobs = {j.id: j for j in self.jobs.values() if j.account_id == account.id}
+            for kind in (LedgerKind.HOLD, LedgerKind.CHARGE, LedgerKind.RELEASE):
+                moved = [e.job_id for e in history if e.kind is kind]
+                assert len(moved) == len(set(moved)), (kind, moved)
+                expected = {
+                    LedgerKind.HOLD: set(jobs),
+                    LedgerKind.CHARGE: {i for i, j in jobs.items() if j.status is SUCCEEDED},
+                    LedgerKind.RELEASE: {i for i, j in jobs.items() if j.status in RELEASED},
+                }[kind]
+                assert set(moved) == expected, kind
+            operator_moves = [e for e in history if e.job_id is None]
+            assert all(e.kind in (LedgerKind.ADD, LedgerKind.REMOVE) for e in operator_moves)
+            added = sum(e.amount for e in operator_moves if e.kind is LedgerKind.ADD)
+            removed = sum(e.amount for e in operator_moves if e.kind is LedgerKind.REMOVE)
+            assert (added, removed) == (account.initial + account.added, account.removed)
+            assert all(e.reason == "refund" for e in history if e.kind is LedgerKind.REMOVE)
 
     @invariant()
     def jobs_match_the_model(self) -> None:
@@ -735,7 +803,9 @@ class PostgresMachine(CoreMachine):
 
         storage = _postgres_storage()
         with storage.connection() as conn:  # type: ignore[attr-defined]
-            conn.execute("TRUNCATE rate_counts, idempotency_keys, jobs, api_keys, accounts")
+            conn.execute(
+                "TRUNCATE rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+            )
         self.directory = tempfile.mkdtemp(prefix="printjob-machine-", dir=_fast_temp_root())
         return Ports(
             uow=storage.unit_of_work,  # type: ignore[attr-defined]

@@ -25,12 +25,13 @@ from typing import Any, Protocol
 
 from printjob_adapters.sql.dialect import Dialect
 from printjob_adapters.sql.rows import JOB_COLUMNS, JOB_NAMES, UNFINISHED_SQL, Row
-from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus
+from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus, LedgerEntry
 from printjob_core.ports import (
     AccountRepository,
     IdempotencyRepository,
     JobRepository,
     KeyRepository,
+    LedgerRepository,
 )
 
 Params = Sequence[Any] | Mapping[str, Any]
@@ -91,7 +92,7 @@ class SqlAccounts(_Repository):
     def add(self, account: Account) -> None:
         self._change(
             "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
-            "active_jobs_max, disabled) VALUES (?, ?, ?, ?, ?, ?)",
+            "active_jobs_max, disabled, name, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 account.id,
                 self.d.times.write(account.created_at),
@@ -99,6 +100,8 @@ class SqlAccounts(_Repository):
                 account.credits_held,
                 account.active_jobs_max,
                 account.disabled,
+                account.name,
+                account.email,
             ),
         )
 
@@ -109,17 +112,48 @@ class SqlAccounts(_Repository):
     def save(self, account: Account) -> None:
         changed = self._change(
             "UPDATE accounts SET credits_balance = ?, credits_held = ?, active_jobs_max = ?, "
-            "disabled = ? WHERE id = ?",
+            "disabled = ?, name = ?, email = ? WHERE id = ?",
             (
                 account.credits_balance,
                 account.credits_held,
                 account.active_jobs_max,
                 account.disabled,
+                account.name,
+                account.email,
                 account.id,
             ),
         )
         if changed != 1:
             raise KeyError(f"no account {account.id}")
+
+    def list_all(self, *, disabled_only: bool = False) -> list[Account]:
+        where, params = ("WHERE disabled = ? ", (True,)) if disabled_only else ("", ())
+        rows = self._all(f"SELECT * FROM accounts {where}ORDER BY created_at, id", params)
+        return [self.rows.account(row) for row in rows]
+
+
+class SqlLedger(_Repository):
+    def add(self, entry: LedgerEntry) -> None:
+        self._change(
+            "INSERT INTO credit_ledger (account_id, at, kind, amount, balance_after, "
+            "held_after, job_id, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.account_id,
+                self.d.times.write(entry.at),
+                entry.kind.value,
+                entry.amount,
+                entry.balance_after,
+                entry.held_after,
+                entry.job_id,
+                entry.reason,
+            ),
+        )
+
+    def history(self, account_id: str) -> list[LedgerEntry]:
+        rows = self._all(
+            "SELECT * FROM credit_ledger WHERE account_id = ? ORDER BY id", (account_id,)
+        )
+        return [self.rows.ledger_entry(row) for row in rows]
 
 
 class SqlKeys(_Repository):
@@ -304,6 +338,7 @@ class SqlUnitOfWork:
     keys: KeyRepository
     jobs: JobRepository
     idempotency: IdempotencyRepository
+    ledger: LedgerRepository
 
     def __init__(self, dialect: Dialect, *, read_only: bool) -> None:
         self.dialect = dialect
@@ -317,6 +352,7 @@ class SqlUnitOfWork:
         self.keys = SqlKeys(db, self.dialect, writer=writer)
         self.jobs = SqlJobs(db, self.dialect, writer=writer)
         self.idempotency = SqlIdempotency(db, self.dialect, writer=writer)
+        self.ledger = SqlLedger(db, self.dialect, writer=writer)
 
     def _commit(self) -> None:
         raise NotImplementedError
@@ -340,5 +376,6 @@ __all__ = [
     "SqlIdempotency",
     "SqlJobs",
     "SqlKeys",
+    "SqlLedger",
     "SqlUnitOfWork",
 ]

@@ -26,6 +26,8 @@ from printjob_core.model import (
     JobOptions,
     JobResult,
     JobStatus,
+    LedgerEntry,
+    LedgerKind,
     Phase,
 )
 from printjob_core.ports import AccountByKey, JobByKey
@@ -49,6 +51,8 @@ ACCOUNT_COLUMNS = (
     "credits_held",
     "active_jobs_max",
     "disabled",
+    "name",
+    "email",
 )
 JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
 #: The unfinished statuses as an SQL list: a literal, so PostgreSQL's planner can use the
@@ -201,6 +205,21 @@ class RowMapper:
             credits_held=row["credits_held"],
             active_jobs_max=row["active_jobs_max"],
             disabled=bool(row["disabled"]),
+            name=row["name"],
+            email=row["email"],
+        )
+
+    def ledger_entry(self, row: Row) -> LedgerEntry:
+        return LedgerEntry(
+            id=int(row["id"]),
+            account_id=row["account_id"],
+            at=self.times.read(row["at"]),
+            kind=LedgerKind(row["kind"]),
+            amount=int(row["amount"]),
+            balance_after=int(row["balance_after"]),
+            held_after=int(row["held_after"]),
+            job_id=row["job_id"],
+            reason=row["reason"],
         )
 
     def key(self, row: Row) -> ApiKey:

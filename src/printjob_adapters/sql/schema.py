@@ -132,8 +132,40 @@ def _database_blobs(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def _credit_ledger(d: Dialect) -> tuple[str, ...]:
+    """The credit ledger (every add, remove, hold, charge and release) and the accounts'
+    operator-only name and e-mail address.
+
+    Accounts made before this migration have no ledger entries for what they already hold:
+    their ledger starts at the upgrade (docs/operations.md).
+    """
+    return (
+        "ALTER TABLE accounts ADD COLUMN name TEXT",
+        "ALTER TABLE accounts ADD COLUMN email TEXT",
+        f"""
+        CREATE TABLE credit_ledger (
+            id {d.serial_key},
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            at {d.time_type} NOT NULL,
+            kind TEXT NOT NULL
+                CHECK (kind IN ('add', 'remove', 'hold', 'charge', 'release')),
+            amount {d.bigint_type} NOT NULL CHECK (amount > 0),
+            balance_after {d.bigint_type} NOT NULL,
+            held_after {d.bigint_type} NOT NULL CHECK (held_after >= 0),
+            job_id TEXT,
+            reason TEXT
+        )
+        """,
+        "CREATE INDEX credit_ledger_account ON credit_ledger (account_id, id)",
+    )
+
+
 #: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
-MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (_version_1, _database_blobs)
+MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (
+    _version_1,
+    _database_blobs,
+    _credit_ledger,
+)
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -7,11 +7,11 @@ import re
 
 import attrs
 
-from printjob_core import credits
+from printjob_core import credits, ledger
 from printjob_core.errors import InternalError, NotFound
 from printjob_core.lifecycle import CreditMove, Transition
 from printjob_core.limits import Policy
-from printjob_core.model import Account, Job
+from printjob_core.model import Account, Job, LedgerKind
 from printjob_core.ports import (
     BlobStore,
     Clock,
@@ -47,7 +47,8 @@ class Ports:
 
 
 def apply_transition(uow: UnitOfWork, transition: Transition) -> None:
-    """Save a transition's job and move its credit, in the caller's transaction."""
+    """Save a transition's job, move its credit and write the ledger entry for the move,
+    all in the caller's transaction."""
     job = transition.job
     uow.jobs.save(job)
     if transition.credit is CreditMove.NONE:
@@ -55,8 +56,22 @@ def apply_transition(uow: UnitOfWork, transition: Transition) -> None:
     account = uow.accounts.get(job.account_id)
     if account is None:
         raise InternalError(f"job {job.id} belongs to missing account {job.account_id}")
-    move = credits.charge if transition.credit is CreditMove.CHARGE else credits.release
-    uow.accounts.save(move(account))
+    if job.finished_at is None:
+        raise InternalError(f"job {job.id} moved a credit without finishing")
+    if transition.credit is CreditMove.CHARGE:
+        moved, kind = credits.charge(account), LedgerKind.CHARGE
+    else:
+        moved, kind = credits.release(account), LedgerKind.RELEASE
+    uow.accounts.save(moved)
+    amount = account.credits_held - moved.credits_held
+    uow.ledger.add(ledger.entry(moved, kind, amount, job.finished_at, job_id=job.id))
+
+
+def save_hold(uow: UnitOfWork, held: Account, job: Job, cost: int) -> None:
+    """Save the account that now holds `cost` credits for the new `job`, and write the
+    ledger entry for the hold, in the caller's transaction."""
+    uow.accounts.save(held)
+    uow.ledger.add(ledger.entry(held, LedgerKind.HOLD, cost, job.created_at, job_id=job.id))
 
 
 def drop_upload(blobs: BlobStore, before: Job, after: Job | None) -> None:
@@ -77,4 +92,12 @@ def job_not_found(job_id: str) -> NotFound:
     return NotFound(f"No job {job_id!r} in this account.")
 
 
-__all__ = ["JOB_ID", "Ports", "apply_transition", "drop_upload", "job_not_found", "stored_account"]
+__all__ = [
+    "JOB_ID",
+    "Ports",
+    "apply_transition",
+    "drop_upload",
+    "job_not_found",
+    "save_hold",
+    "stored_account",
+]

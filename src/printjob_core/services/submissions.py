@@ -38,7 +38,7 @@ from printjob_core.model import Account, Job, JobStatus
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
 from printjob_core.ports import ImageInfo, UnitOfWork
 from printjob_core.services.access import Access
-from printjob_core.services.common import Ports, stored_account
+from printjob_core.services.common import Ports, save_hold, stored_account
 from printjob_core.services.jobs import POLL_RETRY_AFTER
 
 #: Codes in the order a submission checks for them (design decision 6, see above).
@@ -198,7 +198,7 @@ class Submissions:
                     )
                 job = lifecycle.submitted(job_id, current.id, options, now, image_key)
                 uow.jobs.add(job)
-                uow.accounts.save(held)
+                save_hold(uow, held, job, self.policy.job_cost)
                 if key is not None:
                     uow.idempotency.put(
                         idempotency.remember(

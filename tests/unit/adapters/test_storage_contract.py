@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, cast
 
 import attrs
 import psycopg
@@ -30,6 +31,7 @@ from printjob_adapters.blobs import FilesystemBlobStore
 from printjob_adapters.postgres import PostgresStorage
 from printjob_adapters.postgres import open_storage as open_postgres
 from printjob_adapters.sqlite import open_storage as open_sqlite
+from printjob_core import ledger
 from printjob_core.fakes import (
     FakeClock,
     FakeIds,
@@ -48,6 +50,8 @@ from printjob_core.model import (
     JobOptions,
     JobResult,
     JobStatus,
+    LedgerEntry,
+    LedgerKind,
     OutputFormat,
     Phase,
     Size,
@@ -122,7 +126,7 @@ CONSTRAINTS = {
         read_only=psycopg.errors.ReadOnlySqlTransaction,
     ),
 }
-_TABLES = "rate_counts, idempotency_keys, jobs, api_keys, accounts"
+_TABLES = "rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +193,76 @@ def test_accounts_add_get_save(storage: Storage) -> None:
         uow.commit()
     with storage.reader() as uow:
         assert uow.accounts.get(acct.id) == changed
+
+
+def test_accounts_keep_name_and_email_and_list_oldest_first(storage: Storage) -> None:
+    named = add_account(storage, account(3, name="Ada Lovelace", email="ada@example.com"))
+    older = add_account(storage, account(2, created_at=T0 - timedelta(days=1), disabled=True))
+    same_moment = add_account(storage, account(1))
+    with storage.reader() as uow:
+        assert uow.accounts.get(named.id) == named
+        assert uow.accounts.list_all() == [older, same_moment, named]
+        assert uow.accounts.list_all(disabled_only=True) == [older]
+    renamed = attrs.evolve(named, name="Ada King", email=None, disabled=True)
+    with storage.unit_of_work() as uow:
+        uow.accounts.save(renamed)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.accounts.get(named.id) == renamed
+        assert uow.accounts.list_all(disabled_only=True) == [older, renamed]
+    with storage.unit_of_work() as uow:
+        uow.keys.add(api_key(1, named.id))
+        uow.commit()
+    fast, generic = storage.views(), UnitOfWorkViews(storage.reader)
+    by_key = fast.account_by_key(api_key(1, "").key_hash)
+    assert by_key == generic.account_by_key(api_key(1, "").key_hash)
+    assert by_key is not None and by_key.account == renamed
+
+
+def _entry(n: int, account_id: str, kind: LedgerKind, **changes: Any) -> LedgerEntry:
+    entry = LedgerEntry(
+        account_id=account_id,
+        at=T0 + timedelta(seconds=n // 2),  # two entries a moment: order is the id's
+        kind=kind,
+        amount=n,
+        balance_after=100 + n,
+        held_after=n,
+    )
+    return attrs.evolve(entry, **changes)
+
+
+def test_the_ledger_keeps_entries_in_the_order_written(storage: Storage) -> None:
+    mine, theirs = add_account(storage, account(1)), add_account(storage, account(2))
+    written = [
+        _entry(1, mine.id, LedgerKind.ADD, reason="opening credits"),
+        _entry(2, mine.id, LedgerKind.HOLD, job_id=job(1).id),
+        _entry(3, theirs.id, LedgerKind.ADD),
+        _entry(4, mine.id, LedgerKind.CHARGE, job_id=job(1).id),
+    ]
+    with storage.unit_of_work() as uow:
+        for entry in written[:3]:
+            uow.ledger.add(entry)
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        uow.ledger.add(written[3])
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        uow.ledger.add(_entry(5, mine.id, LedgerKind.RELEASE))  # never committed
+    with storage.unit_of_work() as uow:
+        uow.ledger.add(_entry(6, mine.id, LedgerKind.REMOVE, reason="refund: 'twice' ∑"))
+        uow.commit()
+    with storage.reader() as uow:
+        history = uow.ledger.history(mine.id)
+        assert uow.ledger.history(theirs.id) == [attrs.evolve(written[2], id=3)]
+        assert uow.ledger.history("acct_nobody") == []
+    ids = [entry.id for entry in history]
+    assert ids[:3] == [1, 2, 4] and ids[3] >= 5, "ids increase; a rolled-back one may be skipped"
+    assert [attrs.evolve(entry, id=0) for entry in history] == [
+        written[0],
+        written[1],
+        written[3],
+        _entry(6, mine.id, LedgerKind.REMOVE, reason="refund: 'twice' ∑"),
+    ]
 
 
 def test_views_read_key_account_and_job_in_one_go(storage: Storage) -> None:
@@ -572,6 +646,15 @@ def test_services_recover_and_sweep(tmp_path: Path, storage: Storage) -> None:
 
     view = reads.account(acct)
     assert (view.credits_balance, view.credits_held, view.active_jobs) == (4, 0, 0)
+    history = operator.credit_history(acct.id)
+    assert [(e.kind, e.job_id) for e in history] == [
+        (LedgerKind.ADD, None),
+        (LedgerKind.HOLD, first.id),
+        (LedgerKind.HOLD, second.id),
+        (LedgerKind.CHARGE, first.id),
+        (LedgerKind.RELEASE, second.id),
+    ], "a replay holds nothing; a job queued again after its worker died keeps its hold"
+    assert ledger.replay(history) == (4, 0) == (history[-1].balance_after, history[-1].held_after)
     assert api.result(acct, first.id)[1] == b"<svg/>"
     clock.advance(ports.policy.result_ttl_seconds)
     assert processing.sweep() == 1
@@ -609,6 +692,8 @@ def test_two_submitters_cannot_spend_one_credit_twice(storage: Storage, tmp_path
     assert sorted(outcomes) == ["accepted"] + ["insufficient_credits"] * 5
     view = reads.account(acct)
     assert (view.credits_balance, view.credits_held, view.active_jobs) == (1, 1, 1)
+    history = OperatorService(ports).credit_history(acct.id)
+    assert [e.kind for e in history] == [LedgerKind.ADD, LedgerKind.HOLD]
 
 
 def test_concurrent_submissions_with_one_key_make_one_job(storage: Storage, tmp_path: Path) -> None:
@@ -738,6 +823,30 @@ def test_a_key_hash_is_unique(database: tuple[Storage, Constraints]) -> None:
         uow.keys.add(api_key(1, acct.id))
         with pytest.raises(refuses.unique):
             uow.keys.add(attrs.evolve(api_key(1, acct.id), id="key_other"))
+
+
+class _UnknownKind:
+    """A kind of entry the schema does not know (the model's enum cannot make one)."""
+
+    value = "gift"
+
+
+def test_a_ledger_entry_needs_an_account_a_kind_and_a_positive_amount(
+    database: tuple[Storage, Constraints],
+) -> None:
+    storage, refuses = database
+    acct = add_account(storage)
+    for entry, refusal in (
+        (_entry(1, "acct_nobody", LedgerKind.ADD), refuses.foreign_key),
+        (_entry(1, acct.id, LedgerKind.ADD, amount=0), refuses.check),
+        (_entry(1, acct.id, LedgerKind.ADD, held_after=-1), refuses.check),
+    ):
+        with storage.unit_of_work() as uow, pytest.raises(refusal):
+            uow.ledger.add(entry)
+    with storage.unit_of_work() as uow, pytest.raises(refuses.check):
+        uow.ledger.add(_entry(1, acct.id, cast(LedgerKind, _UnknownKind())))
+    with storage.reader() as uow:
+        assert uow.ledger.history(acct.id) == []
 
 
 def test_a_key_needs_an_existing_account(database: tuple[Storage, Constraints]) -> None:
