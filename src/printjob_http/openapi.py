@@ -580,11 +580,11 @@ RETRY_AFTER = {"$ref": "#/components/headers/Retry-After"}
 WWW_AUTHENTICATE = {"$ref": "#/components/headers/WWW-Authenticate"}
 #: What each status means on any operation that can give it.
 PROBLEM_TEXTS = {
-    401: f"The API key is missing, wrong or revoked ({Unauthenticated.code}).",
-    403: f"The account is disabled ({AccountDisabled.code}).",
-    404: f"No such job in this account ({NotFound.code}), also for another account's job.",
-    429: f"A per-minute limit was reached ({RateLimited.code}): wait Retry-After seconds.",
-    500: f"Something broke on the server ({InternalError.code}): retry.",
+    401: "The API key is missing, wrong or revoked.",
+    403: "The account is disabled.",
+    404: "No such job in this account (a job of another account is not found either).",
+    429: "A per-minute limit was reached: wait Retry-After seconds.",
+    500: "Something broke on the server: retry.",
 }
 
 
@@ -592,6 +592,7 @@ class _Answers:
     """Builds the answers of the operations, each with its examples."""
 
     def __init__(self, base_url: str, docs_url: str, policy: Policy) -> None:
+        self.base_url = base_url
         self.jobs = _job_examples(base_url, policy)
         self.problems = _problem_examples(docs_url, policy, DEFAULT_ACTIVE_JOBS)
 
@@ -705,7 +706,7 @@ def _submit(answers: _Answers, policy: Policy) -> dict[str, Any]:
                     "description": "Absolute address of the job (getJob).",
                     "required": True,
                     "schema": {"type": "string", "format": "uri"},
-                    "example": f"{{base_url}}/v1/jobs/{EXAMPLE_JOB_ID}",
+                    "example": f"{answers.base_url}/v1/jobs/{EXAMPLE_JOB_ID}",
                 },
                 **{
                     "Retry-After": _poll_header("Absent for a final job on a replay."),
