@@ -588,6 +588,21 @@ PROBLEM_TEXTS = {
 }
 
 
+#: What a client does next with a job it was given, as OpenAPI links.
+JOB_LINKS = {
+    name: {
+        "operationId": operation,
+        "parameters": {"job_id": "$response.body#/id"},
+        "description": description,
+    }
+    for name, operation, description in (
+        ("GetJob", "getJob", "Poll the job until it is final."),
+        ("CancelJob", "cancelJob", "Cancel the job while it is unfinished."),
+        ("GetJobResult", "getJobResult", "Download the file once the job has succeeded."),
+    )
+}
+
+
 class _Answers:
     """Builds the answers of the operations, each with its examples."""
 
@@ -627,6 +642,7 @@ class _Answers:
         return {
             "description": description,
             "headers": headers,
+            "links": JOB_LINKS,
             "content": {
                 "application/json": {
                     "schema": _ref("Job"),

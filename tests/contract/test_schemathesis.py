@@ -3,19 +3,27 @@
 schemathesis generates requests from the document served by the running server (valid
 and invalid ones) and runs every one of its checks on each answer: no 5xx, status,
 content type, headers and body as documented, valid data accepted and invalid data
-refused, a missing or wrong key refused with 401, another method refused with 405.
+refused, a missing or wrong key refused with 401, another method refused with 405. Then
+it follows the document's links from submitted jobs (read, cancel, download) as a client
+would, with the same checks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import pytest
 import schemathesis
+from hypothesis import strategies as st
 
-from tests.contract.support import Client, ServerProcess
+from tests.contract.support import Client, ServerProcess, png
+
+# Image parts are real PNG pictures of various sizes (some too small), so that valid
+# submissions are accepted and the workflows go on from the jobs they make.
+schemathesis.openapi.media_type("image/png", st.builds(png, st.integers(8, 96), st.integers(8, 96)))
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +125,36 @@ def test_every_answer_matches_the_document(
         case.call_and_validate(headers=headers)
 
     run()
+
+
+@pytest.mark.slow
+def test_job_workflows_match_the_document(
+    api_schema: schemathesis.BaseSchema, fuzz_client: Client
+) -> None:
+    """Following the document's links (submit, then read, cancel, download the job) passes
+    every check too, the stateful ones (a canceled job stays readable) included."""
+    headers = {"Authorization": f"Bearer {fuzz_client.key}"}
+    statuses: list[tuple[str, str, int]] = []
+
+    class Workflow(api_schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"headers": headers}
+
+        def after_call(self, response: Any, case: schemathesis.Case) -> None:
+            statuses.append((case.method, case.path, response.status_code))
+
+    Workflow.run(
+        settings=hypothesis.settings(
+            max_examples=15,
+            stateful_step_count=6,
+            deadline=None,
+            suppress_health_check=list(hypothesis.HealthCheck),
+            derandomize=True,
+            database=None,
+        )
+    )
+    # The links were followed: jobs were made, then read or canceled by their id.
+    assert ("POST", "/v1/jobs", 202) in statuses, statuses
+    assert {("GET", "/v1/jobs/{job_id}", 200), ("POST", "/v1/jobs/{job_id}/cancel", 200)} & set(
+        statuses
+    ), statuses

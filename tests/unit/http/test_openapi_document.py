@@ -126,6 +126,12 @@ def test_jobs_are_shown_in_every_state_and_polling_headers_are_documented() -> N
     assert "Retry-After" in get_job["headers"]
     submitted = OPERATIONS[("post", "/v1/jobs")]["responses"]["202"]["headers"]
     assert {"Location", "Retry-After", "Idempotent-Replayed"} <= set(submitted)
+    links = OPERATIONS[("post", "/v1/jobs")]["responses"]["202"]["links"]
+    assert {link["operationId"] for link in links.values()} == {
+        "getJob",
+        "cancelJob",
+        "getJobResult",
+    }
     result = OPERATIONS[("get", "/v1/jobs/{job_id}/result")]["responses"]["200"]
     assert "Content-Disposition" in result["headers"]
     unauthenticated = _answers()
