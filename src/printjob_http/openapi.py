@@ -990,7 +990,8 @@ def _account_example(policy: Policy) -> dict[str, Any]:
 def openapi_document(settings: Any = None) -> dict[str, Any]:
     """The whole description; `settings` gives `servers` (base_url) and the docs address."""
     base_url = getattr(settings, "base_url", None) or "http://127.0.0.1:8000"
-    docs_url = getattr(settings, "docs_url", None) or "https://docs.printjob.dev/v1/errors"
+    # Unset, the docs are the service's own errors page (PRINTJOB_DOCS_URL's default).
+    docs_url = getattr(settings, "docs_url", None) or f"{base_url.rstrip('/')}/docs/errors"
     service = getattr(settings, "service_name", None) or "printjob"
     policy = settings.policy() if settings is not None and hasattr(settings, "policy") else Policy()
     answers = _Answers(base_url, docs_url, policy)
