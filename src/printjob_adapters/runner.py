@@ -31,6 +31,7 @@ the next `recover()` of any process queues it again.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import signal
@@ -39,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from printjob_adapters.logging_setup import configure_logging, log_context
 from printjob_adapters.storage import JobSignal
 from printjob_core.errors import ConversionCancelled, ConversionFailed
 from printjob_core.model import Phase
@@ -177,6 +179,13 @@ class JobRunner:
 
     def process(self, claim: Claim, stop: threading.Event) -> None:
         job = claim.job
+        # Every line about this job (the heartbeat's too) names the job, its account and
+        # the request that submitted it.
+        with log_context(job_id=job.id, account_id=job.account_id, request_id=job.request_id):
+            self._process(claim, stop)
+
+    def _process(self, claim: Claim, stop: threading.Event) -> None:
+        job = claim.job
         log.info("job %s: started (attempt %d)", job.id, claim.attempt)
         state = _JobState(claim, self.monotonic())
         try:
@@ -189,7 +198,10 @@ class JobRunner:
             )
             return
         heartbeat = threading.Thread(
-            target=self._heartbeat, args=(state,), name=f"heartbeat-{job.id}", daemon=True
+            target=contextvars.copy_context().run,
+            args=(self._heartbeat, state),
+            name=f"heartbeat-{job.id}",
+            daemon=True,
         )
         heartbeat.start()
         try:
@@ -359,9 +371,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     """
     from printjob_adapters.bootstrap import bootstrap
 
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
-    )
+    configure_logging(settings.log_format)
     stop = threading.Event()
     install_stop_signals(stop)
     parent = os.getppid()

@@ -24,6 +24,7 @@ import attrs
 
 from printjob_core.errors import MethodNotAllowed, NotFound, ProblemError
 from printjob_http.answers import Answer, problem_answer
+from printjob_http.request_ids import REQUEST_ID, echoing, request_id_of
 
 _SEGMENT = r"([^/]+)"
 
@@ -36,6 +37,13 @@ ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("account", re.compile(r"/v1/account"), ("GET",)),
     ("openapi", re.compile(r"/v1/openapi\.json"), ("GET",)),
 )
+
+#: The operator's endpoints, outside `/v1` and without a key: path -> (name, methods).
+OPERATOR_ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "/healthz": ("healthz", ("GET",)),
+    "/readyz": ("readyz", ("GET",)),
+    "/metrics": ("metrics", ("GET",)),
+}
 
 
 @attrs.frozen
@@ -51,7 +59,10 @@ class Route:
 
 
 def match_route(raw_path: str) -> Route | None:
-    """The route of a raw path; None when it is none of the six."""
+    """The route of a raw path; None when it is none of the six (nor an operator's)."""
+    operator = OPERATOR_ROUTES.get(raw_path)
+    if operator is not None:
+        return Route(operator[0], operator[1], raw_path, "")
     for name, pattern, methods in ROUTES:
         match = pattern.fullmatch(raw_path)
         if match is None:
@@ -82,6 +93,9 @@ class Gate:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            # Every answer, whoever writes it, carries the request's id.
+            request_id = scope[REQUEST_ID] = request_id_of(scope)
+            send = echoing(send, request_id)
             route = await self._route(scope, send)
             if route is None:
                 return
@@ -118,4 +132,4 @@ class Gate:
         return route
 
 
-__all__ = ["ROUTES", "DirectAnswer", "Gate", "Route", "match_route"]
+__all__ = ["OPERATOR_ROUTES", "ROUTES", "DirectAnswer", "Gate", "Route", "match_route"]

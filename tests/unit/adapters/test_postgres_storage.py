@@ -23,6 +23,8 @@ from printjob_adapters.postgres import (
     SchemaError,
     open_storage,
 )
+from printjob_adapters.sql.dialect import POSTGRESQL
+from printjob_adapters.sql.schema import MIGRATIONS
 from printjob_core.errors import ServerBusy
 from tests.postgres_support import create_database, drop_database
 from tests.unit.adapters.storage_support import (
@@ -224,9 +226,10 @@ def _schema_of(url: str) -> dict[str, list[tuple[object, ...]]]:
 
 
 def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
-    """A database made by the DDL printjob shipped before the schema was written once
-    opens unchanged, keeps its data, and has exactly what a new database gets."""
-    old, new = create_database(), create_database()
+    """A database made by the DDL printjob shipped before the schema was written once is
+    what migration 1 renders; it opens, keeps its data, and is upgraded to exactly what a
+    new database gets."""
+    old, new, rendered = create_database(), create_database(), create_database()
     try:
         with psycopg.connect(old, autocommit=True) as conn, conn.transaction():
             for statement in SCHEMA_V1.read_text().split(";"):
@@ -243,8 +246,16 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
                 (account().id, T0),
             )
         before = _schema_of(old)
+        with psycopg.connect(rendered, autocommit=True) as conn, conn.transaction():
+            for statement in MIGRATIONS[0](POSTGRESQL):
+                conn.execute(statement.encode())
+            conn.execute(
+                "CREATE TABLE printjob_schema_version "
+                "(version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+        assert before == _schema_of(rendered)
         store = PostgresStorage(old)
-        assert store.migrate() == store.schema_version() == SCHEMA_VERSION == 1
+        assert store.migrate() == store.schema_version() == SCHEMA_VERSION
         assert balance(store) == 10
         with store.unit_of_work() as uow:
             uow.jobs.add(job(1))
@@ -253,7 +264,8 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
             assert uow.jobs.get(job(1).id) == job(1)
         store.close()
         open_storage(new).close()
-        assert _schema_of(old) == before == _schema_of(new)
+        assert _schema_of(old) == _schema_of(new)
     finally:
         drop_database(old)
         drop_database(new)
+        drop_database(rendered)

@@ -18,6 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from printjob_adapters.sql.dialect import SQLITE
+from printjob_adapters.sql.schema import MIGRATIONS
 from printjob_adapters.sqlite import (
     BUSY_RETRY_AFTER,
     SCHEMA_VERSION,
@@ -245,8 +247,9 @@ def _schema_of(path: Path) -> set[tuple[str, str, str]]:
 
 
 def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Path) -> None:
-    """A file made by the DDL printjob shipped before the schema was written once opens
-    unchanged, keeps its data, and has exactly the tables and indexes a new file gets."""
+    """A file made by the DDL printjob shipped before the schema was written once is what
+    migration 1 renders; it opens, keeps its data, and is upgraded to exactly the tables
+    and indexes a new file gets."""
     old = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(old)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -260,8 +263,14 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Pat
     conn.commit()
     conn.close()
     before = _schema_of(old)
+    rendered = tmp_path / "rendered-v1.sqlite3"
+    conn = sqlite3.connect(rendered)
+    for statement in MIGRATIONS[0](SQLITE):
+        conn.execute(statement)
+    conn.close()
+    assert before == _schema_of(rendered)
     store = open_storage(old)
-    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert store.schema_version() == SCHEMA_VERSION
     assert balance(store) == 10
     with store.unit_of_work() as uow:
         uow.jobs.add(job(1))
@@ -270,4 +279,4 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Pat
         assert uow.jobs.get(job(1).id) == job(1)
     store.close()
     open_storage(tmp_path / "new.sqlite3").close()
-    assert _schema_of(old) == before == _schema_of(tmp_path / "new.sqlite3")
+    assert _schema_of(old) == _schema_of(tmp_path / "new.sqlite3")
