@@ -22,11 +22,17 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from litestar.types import ASGIApp, Receive, Send
 
+from printjob_http.gate import ROUTE_NAME
 from printjob_http.request_ids import REQUEST_ID
+
+#: Methods counted by name; any other is counted as "other" (labels stay few).
+_METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+Observe = Callable[[str, str, int, float], None]
 
 #: Seconds a line may wait in the buffer.
 FLUSH_SECONDS = 0.5
@@ -37,10 +43,19 @@ FLUSH_SIZE = 64 * 1024
 class AccessLog:
     """An ASGI wrapper that logs every HTTP request of `app` to file descriptor `fd`."""
 
-    def __init__(self, app: ASGIApp, fd: int = 2, *, json_lines: bool = False) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        fd: int = 2,
+        *,
+        json_lines: bool = False,
+        observe: Observe | None = None,
+    ) -> None:
         self.app = app
         self.fd = fd
         self.json_lines = json_lines
+        #: Counts each request (route, method, status, seconds) for the metrics.
+        self.observe = observe
         self._lines: list[str] = []
         self._size = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -78,6 +93,14 @@ class AccessLog:
         if not target.isprintable():
             # A forged line break in a path must not forge a log line.
             target = target.encode("unicode_escape").decode("ascii")
+        if self.observe is not None:
+            method = scope["method"]
+            self.observe(
+                scope.get(ROUTE_NAME, "unmatched"),
+                method if method in _METHODS else "other",
+                status,
+                seconds,
+            )
         request_id = scope.get(REQUEST_ID, "-")
         if self.json_lines:
             line = self._json_line(scope, peer, target, status, sent, seconds, request_id)

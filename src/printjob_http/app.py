@@ -22,6 +22,7 @@ from printjob_adapters.storage import Storage
 from printjob_core.services import ApiService, Ports
 from printjob_http.gate import Gate, Route, match_route
 from printjob_http.health import WorkersNow, health_answers
+from printjob_http.metrics import metrics_answer
 from printjob_http.polling import polling_reads
 from printjob_http.routes import EXCEPTION_HANDLERS, HANDLERS
 from printjob_http.shell import Settings, Shell, client_address
@@ -89,6 +90,14 @@ def create_app(
     direct = {
         **polling_reads(shell),
         **health_answers(container.storage, ports.policy, ports.clock, workers),
+        **metrics_answer(
+            getattr(settings, "metrics_token", None),
+            container.storage,
+            ports.policy,
+            ports.clock,
+            shell.docs_url,
+            shell.realm,
+        ),
     }
     return Gate(litestar, direct, shell.docs_url)
 

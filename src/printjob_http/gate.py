@@ -38,6 +38,9 @@ ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("openapi", re.compile(r"/v1/openapi\.json"), ("GET",)),
 )
 
+#: Where the gate notes the route's name in the scope (the metrics' `route` label).
+ROUTE_NAME = "printjob.route"
+
 #: The operator's endpoints, outside `/v1` and without a key: path -> (name, methods).
 OPERATOR_ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "/healthz": ("healthz", ("GET",)),
@@ -129,7 +132,16 @@ class Gate:
             return None
         assert route is not None
         scope["path"] = route.canonical
+        scope[ROUTE_NAME] = route.name
         return route
 
 
-__all__ = ["OPERATOR_ROUTES", "ROUTES", "DirectAnswer", "Gate", "Route", "match_route"]
+__all__ = [
+    "OPERATOR_ROUTES",
+    "ROUTES",
+    "ROUTE_NAME",
+    "DirectAnswer",
+    "Gate",
+    "Route",
+    "match_route",
+]

@@ -18,6 +18,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, SkipValidation
 from litestar.types import ASGIApp
 
+from printjob_adapters.metrics import recorder
 from printjob_core.errors import (
     InternalError,
     InvalidParameter,
@@ -100,6 +101,8 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
     extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}
     if submission.replayed:
         extra["Idempotent-Replayed"] = "true"
+    elif (counting := recorder()) is not None:
+        counting.credits_held.inc(shell.policy.job_cost)
     return job_answer(shell, request.scope, job, 202, **extra)
 
 

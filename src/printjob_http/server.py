@@ -286,9 +286,16 @@ def run_server(app: Any, options: dict[str, Any], sock: Any, log_format: str = "
     """Serve `app` on the bound `sock` until SIGTERM or Ctrl-C, with the access log."""
     import uvicorn
 
+    from printjob_adapters.metrics import recorder
     from printjob_http.access_log import AccessLog
 
-    logged = AccessLog(app, fd=sys.stderr.fileno(), json_lines=log_format == "json")
+    counting = recorder()
+    logged = AccessLog(
+        app,
+        fd=sys.stderr.fileno(),
+        json_lines=log_format == "json",
+        observe=None if counting is None else counting.request,
+    )
     server = _server_class()(uvicorn.Config(logged, **options))
     _settle_heap()
     try:
@@ -318,6 +325,11 @@ def serve(
     sock = uvicorn.Config("printjob:app", **options).bind_socket()
     try:
         first_start = _is_empty(settings.data_dir)
+        if settings.metrics_token:
+            # Before any worker is spawned: they inherit the folder and count into it.
+            from printjob_adapters import metrics
+
+            metrics.prepare(settings.data_dir)
         container = _bootstrap_without_engine(bootstrap, settings)
         recovered = container.processing.recover()
         if recovered:
