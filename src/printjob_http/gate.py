@@ -8,6 +8,10 @@ Litestar's path normalisation:
 * a known path with any other method (HEAD and OPTIONS included) is 405
   `method_not_allowed` with `Allow` listing the contract's methods only.
 
+Outside `/v1`, the operator's `/healthz`, `/readyz` and `/metrics` (GET only) are routed
+the same way (`OPERATOR_ROUTES`). Every answer, the gate's own included, carries the
+request's `X-Request-Id` (`printjob_http.request_ids`).
+
 The gate also answers the two reads clients repeat most (`GET /v1/jobs/{id}` and
 `GET /v1/account`, see `printjob_http.polling`) without Litestar's per-request routing,
 request and response objects, which cost as much as the read itself (decision 34).
