@@ -47,6 +47,16 @@ def log_context(**fields: str | None) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+def bind_request(request_id: str) -> contextvars.Token[Mapping[str, str]]:
+    """Name `request_id` on every line logged while this request is served (the API's
+    errors); `unbind` with the token when it is answered. Cheaper than `log_context`."""
+    return _CONTEXT.set({"request_id": request_id})
+
+
+def unbind(token: contextvars.Token[Mapping[str, str]]) -> None:
+    _CONTEXT.reset(token)
+
+
 def current_context() -> Mapping[str, str]:
     return _CONTEXT.get()
 
@@ -112,9 +122,11 @@ def configure_logging(log_format: str = "text", stream: IO[str] | None = None) -
 __all__ = [
     "JsonFormatter",
     "TextFormatter",
+    "bind_request",
     "configure_logging",
     "current_context",
     "formatter",
     "log_context",
     "rfc3339",
+    "unbind",
 ]

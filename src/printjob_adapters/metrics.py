@@ -142,7 +142,7 @@ def exposition(collector: QueueCollector) -> tuple[bytes, str]:
     from prometheus_client.multiprocess import MultiProcessCollector
 
     registry = CollectorRegistry()
-    MultiProcessCollector(registry, path=os.environ[MULTIPROC_ENV])
+    MultiProcessCollector(registry, path=os.environ[MULTIPROC_ENV])  # type: ignore[no-untyped-call]
     registry.register(collector)
     return generate_latest(registry), CONTENT_TYPE_LATEST
 

@@ -150,7 +150,8 @@ class JobRunner:
             return
         self._last_maintenance = now
         for job in self.processing.recover():
-            log.info("recovered job %s: now %s", job.id, job.status.value)
+            with log_context(job_id=job.id, account_id=job.account_id, request_id=job.request_id):
+                log.info("recovered job %s: now %s", job.id, job.status.value)
         swept = self.processing.sweep()
         if swept:
             log.info("deleted %d expired result file(s)", swept)

@@ -26,6 +26,7 @@ from urllib.parse import quote, unquote
 
 import attrs
 
+from printjob_adapters.logging_setup import bind_request, unbind
 from printjob_core.errors import MethodNotAllowed, NotFound, ProblemError
 from printjob_http.answers import Answer, problem_answer
 from printjob_http.request_ids import REQUEST_ID, echoing, request_id_of
@@ -102,14 +103,22 @@ class Gate:
         if scope["type"] == "http":
             # Every answer, whoever writes it, carries the request's id.
             request_id = scope[REQUEST_ID] = request_id_of(scope)
-            send = echoing(send, request_id)
-            route = await self._route(scope, send)
-            if route is None:
-                return
-            answer = self.direct.get(route.name)
-            if answer is not None:
-                await (await answer(scope, route.segment))(scope, receive, send)
-                return
+            token = bind_request(request_id)  # the API's log lines name the request
+            try:
+                await self._http(scope, receive, echoing(send, request_id))
+            finally:
+                unbind(token)
+            return
+        await self.app(scope, receive, send)
+
+    async def _http(self, scope: Any, receive: Any, send: Any) -> None:
+        route = await self._route(scope, send)
+        if route is None:
+            return
+        answer = self.direct.get(route.name)
+        if answer is not None:
+            await (await answer(scope, route.segment))(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
     async def _route(self, scope: Any, send: Any) -> Route | None:
