@@ -51,7 +51,8 @@ def gather_facts(storage: Storage, policy: Policy, clock: Clock, workers: Worker
         with storage.reader() as uow:
             queue = uow.jobs.queue_state(stale_before)
     except Exception as error:
-        log.warning("readiness: the database did not answer", exc_info=True)
+        # One line, no traceback: a load balancer asks every few seconds.
+        log.warning("readiness: the database did not answer: %s: %s", type(error).__name__, error)
         database_error = f"The database did not answer ({type(error).__name__})."
     return Facts(
         database_error=database_error,
