@@ -1,17 +1,21 @@
-"""What `X-Request-Id` adds to every request: reading (or making) the id, and echoing it.
+"""What `X-Request-Id` and the metrics add to every request.
 
     .venv/bin/python bench/request_ids.py [--number 200000]
 
 Prints microseconds per request for `request_id_of` (header absent: a new id; header
-given: checked and taken) and for the two ASGI messages of an answer sent bare and
-through `echoing`. Figures: docs/operations.md, "Request ids".
+given: checked and taken), for the two ASGI messages of an answer sent bare and through
+`echoing`, and for counting a request when `PRINTJOB_METRICS_TOKEN` is set
+(`Recorder.request` in prometheus-client's multiprocess mode, files in a temporary
+folder). Figures: docs/operations.md, "Request ids".
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import tempfile
 import time
 import timeit
 from pathlib import Path
@@ -57,6 +61,14 @@ def main() -> None:
     echoed = asyncio.run(_sends(number, wrap=True))
     print(f"answer sent bare              {bare:6.2f} us")
     print(f"answer sent with the echo     {echoed:6.2f} us  (+{echoed - bare:.2f} us)")
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+        from printjob_adapters.metrics import recorder
+
+        counting = recorder()
+        assert counting is not None
+        seconds = timeit.timeit(lambda: counting.request("job", "GET", 200, 0.0003), number=number)
+        print(f"metrics: one request counted  {seconds / number * 1e6:6.2f} us")
 
 
 if __name__ == "__main__":
