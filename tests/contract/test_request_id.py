@@ -123,3 +123,12 @@ def test_the_id_is_not_part_of_the_job_answer(client: Client) -> None:
     assert submitted.status_code == 202
     assert "request_id" not in submitted.text
     assert "shape-check" not in client.get(f"/v1/jobs/{submitted.json()['id']}").text
+
+
+def test_a_head_refused_before_it_is_read_still_gets_a_made_id(server: ServerProcess) -> None:
+    response = httpx.get(
+        f"{server.base_url}/v1/account", headers={"X-Big": "a" * 65536, "X-Request-Id": "mine"}
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_parameter"
+    assert GENERATED.fullmatch(response.headers["x-request-id"])
