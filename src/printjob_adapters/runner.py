@@ -31,6 +31,7 @@ the next `recover()` of any process queues it again.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import signal
@@ -39,9 +40,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from printjob_adapters import metrics
+from printjob_adapters.logging_setup import configure_logging, log_context
 from printjob_adapters.storage import JobSignal
 from printjob_core.errors import ConversionCancelled, ConversionFailed
-from printjob_core.model import Phase
+from printjob_core.model import Job, Phase
 from printjob_core.ports import Engine
 from printjob_core.services import Claim, JobProcessing
 
@@ -62,6 +65,8 @@ class _JobState:
         self.phase: Phase = Phase.ANALYSING if phase in (None, Phase.QUEUED) else phase
         self.percent = claim.job.progress or 0
         self.reported_phase: Phase | None = None
+        #: When the current phase began (for `printjob_job_phase_seconds`).
+        self.phase_started = started
         self.last_report = 0.0
         self.last_check = started
         #: The job is no longer ours (canceled, recovered elsewhere): stop, write nothing.
@@ -145,7 +150,8 @@ class JobRunner:
             return
         self._last_maintenance = now
         for job in self.processing.recover():
-            log.info("recovered job %s: now %s", job.id, job.status.value)
+            with log_context(job_id=job.id, account_id=job.account_id, request_id=job.request_id):
+                log.info("recovered job %s: now %s", job.id, job.status.value)
         swept = self.processing.sweep()
         if swept:
             log.info("deleted %d expired result file(s)", swept)
@@ -175,19 +181,30 @@ class JobRunner:
 
     def process(self, claim: Claim, stop: threading.Event) -> None:
         job = claim.job
+        # Every line about this job (the heartbeat's too) names the job, its account and
+        # the request that submitted it.
+        with log_context(job_id=job.id, account_id=job.account_id, request_id=job.request_id):
+            self._process(claim, stop)
+
+    def _process(self, claim: Claim, stop: threading.Event) -> None:
+        job = claim.job
         log.info("job %s: started (attempt %d)", job.id, claim.attempt)
         state = _JobState(claim, self.monotonic())
         try:
             image = self.processing.image(claim)
         except KeyError:
-            self.processing.fail(
+            failed = self.processing.fail(
                 claim,
                 "The uploaded image is no longer stored, so the job could not run; nothing "
                 "was charged. Submit the image again.",
             )
+            _count_finished(failed)
             return
         heartbeat = threading.Thread(
-            target=self._heartbeat, args=(state,), name=f"heartbeat-{job.id}", daemon=True
+            target=contextvars.copy_context().run,
+            args=(self._heartbeat, state),
+            name=f"heartbeat-{job.id}",
+            daemon=True,
         )
         heartbeat.start()
         try:
@@ -211,12 +228,13 @@ class JobRunner:
                 self._fail_for_time(state)
             elif state.gone:
                 log.info("job %s: stopped, it was canceled", job_id)
+                _count_canceled()
             elif stop.is_set():
                 self._hand_back(claim)
             return
         except ConversionFailed as failure:
             log.info("job %s: failed: %s", job_id, failure.detail)
-            self.processing.fail(claim, failure.detail)
+            _count_finished(self.processing.fail(claim, failure.detail))
             return
         except Exception as exc:
             log.exception("job %s: the engine raised an unexpected error", job_id)
@@ -225,20 +243,42 @@ class JobRunner:
                 f"error ({type(exc).__name__}). Nothing was charged; try another image or "
                 "other options."
             )
-            self.processing.fail(claim, detail)
+            _count_finished(self.processing.fail(claim, detail))
             return
         if state.timed_out or self._over_budget(state):
             self._fail_for_time(state)
             return
+        engine_seconds = self.monotonic() - state.started
         finished = self.processing.succeed(claim, output)
         if finished is None:
             log.info("job %s: finished, but it was canceled meanwhile", job_id)
         else:
             log.info("job %s: succeeded (%d bytes)", job_id, len(output.data))
+            self._count_success(state, finished, image, engine_seconds)
+
+    def _count_success(
+        self, state: _JobState, job: Job, image: bytes, engine_seconds: float
+    ) -> None:
+        recorder = metrics.recorder()
+        if recorder is None:
+            return
+        _observe_phase(state.phase, self.monotonic() - state.phase_started)
+        _count_finished(job)
+        recorder.credits_charged.inc(job.credits_charged)
+        try:
+            info = self.processing.ports.probe.probe(image)
+        except Exception:
+            return  # the engine read it; a probe failing now changes nothing for the job
+        megapixels = info.width * info.height / 1e6
+        if megapixels > 0:
+            recorder.engine_seconds_per_megapixel.observe(engine_seconds / megapixels)
 
     def _progress(self, state: _JobState, phase: Phase, percent: int) -> None:
         now = self.monotonic()
         with state.lock:
+            if phase != state.phase:
+                _observe_phase(state.phase, now - state.phase_started)
+                state.phase_started = now
             state.phase, state.percent = phase, max(state.percent, percent)
             due = phase != state.reported_phase or now - state.last_report >= self.report_seconds
             if not due or state.gone or state.timed_out:
@@ -317,12 +357,34 @@ class JobRunner:
             log.exception("job %s: could not record the time-out", state.claim.job.id)
             return
         if failed is not None:
+            _count_finished(failed)
             log.info("job %s: failed, over its %d s budget", state.claim.job.id, budget)
 
     def _hand_back(self, claim: Claim) -> None:
         """Put a job this runner was stopped in the middle of back in the queue."""
         if self.processing.release(claim) is not None:
             log.info("job %s: handed back to the queue", claim.job.id)
+
+
+def _observe_phase(phase: Phase, seconds: float) -> None:
+    recorder = metrics.recorder()
+    if recorder is not None:
+        recorder.phase_seconds.labels(phase.value).observe(seconds)
+
+
+def _count_finished(job: Job | None) -> None:
+    """Count a job this runner finished (None: it had moved on, someone else counted)."""
+    recorder = metrics.recorder()
+    if recorder is None or job is None:
+        return
+    code = "" if job.error is None else job.error.code.value
+    recorder.jobs_finished.labels(job.status.value, code).inc()
+
+
+def _count_canceled() -> None:
+    recorder = metrics.recorder()
+    if recorder is not None:
+        recorder.jobs_finished.labels("canceled", "").inc()
 
 
 # -- a worker process --
@@ -357,9 +419,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
     """
     from printjob_adapters.bootstrap import bootstrap
 
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
-    )
+    configure_logging(settings.log_format)
     stop = threading.Event()
     install_stop_signals(stop)
     parent = os.getppid()

@@ -36,6 +36,8 @@ BUSY_TIMEOUT = "PRINTJOB_BUSY_TIMEOUT_SECONDS"
 DATABASE_URL = "PRINTJOB_DATABASE_URL"
 DATABASE_POOL_SIZE = "PRINTJOB_DATABASE_POOL_SIZE"
 BLOBS = "PRINTJOB_BLOBS"
+METRICS_TOKEN = "PRINTJOB_METRICS_TOKEN"
+LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -59,11 +61,17 @@ KNOWN_VARIABLES = frozenset(
         DATABASE_URL,
         DATABASE_POOL_SIZE,
         BLOBS,
+        METRICS_TOKEN,
+        LOG_FORMAT,
     }
 )
 
 #: The errors page the service serves itself: the default base of every Problem `type`.
 DOCS_ERRORS_PATH = "/docs/errors"
+
+#: The values of `PRINTJOB_LOG_FORMAT`.
+LOG_FORMATS = ("text", "json")
+
 #: File names inside the data directory.
 DATABASE_FILE = "printjob.sqlite3"
 BLOBS_DIR = "files"
@@ -121,6 +129,11 @@ class Settings:
     #: `files` (under the data directory) or `database` (PostgreSQL only): where uploads
     #: and results are kept.
     blobs: str = BLOBS_FILES
+    #: The bearer token `/metrics` requires; None: `/metrics` answers 404. Kept out of
+    #: the repr so that a logged or printed settings value never shows it.
+    metrics_token: str | None = attrs.field(default=None, repr=False)
+    #: `text` (one line per record) or `json` (one JSON object per line).
+    log_format: str = "text"
 
     @property
     def database_path(self) -> Path:
@@ -235,6 +248,17 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
     service_name = text(SERVICE_NAME) or "printjob"
     if any(c in service_name for c in '"\\') or not service_name.isprintable():
         raise SettingsError(f"{SERVICE_NAME} may not contain quotes, backslashes or controls")
+    metrics_token = text(METRICS_TOKEN)
+    if metrics_token is not None and (
+        len(metrics_token) < 16 or not metrics_token.isprintable() or " " in metrics_token
+    ):
+        # The value is a secret: never echo it.
+        raise SettingsError(
+            f"{METRICS_TOKEN} must be at least 16 printable characters without spaces"
+        )
+    log_format = (text(LOG_FORMAT) or "text").lower()
+    if log_format not in LOG_FORMATS:
+        raise SettingsError(f"{LOG_FORMAT} must be text or json, not {log_format!r}")
     defaults = cls()
     return cls(
         data_dir=data_dir,
@@ -255,6 +279,8 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         database_url=database_url,
         database_pool_size=number(DATABASE_POOL_SIZE, defaults.database_pool_size, 1),
         blobs=blobs,
+        metrics_token=metrics_token,
+        log_format=log_format,
     )
 
 

@@ -29,6 +29,7 @@ from printjob_core.ports import (
     LedgerRepository,
     RateDecision,
 )
+from printjob_core.readiness import QueueState
 
 
 class FakeClock:
@@ -247,6 +248,16 @@ class _Jobs:
 
     def count_queued(self) -> int:
         return sum(1 for j in self._all() if j.status is JobStatus.QUEUED)
+
+    def queue_state(self, stale_before: datetime) -> QueueState:
+        queued = [j for j in self._all() if j.status is JobStatus.QUEUED]
+        running = [j for j in self._all() if j.status is JobStatus.RUNNING]
+        return QueueState(
+            queued=len(queued),
+            running=len(running),
+            oldest_queued_at=min((j.created_at for j in queued), default=None),
+            stale_running=len(self.running_with_lease_before(stale_before)),
+        )
 
 
 class _Idempotency:

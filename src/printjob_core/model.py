@@ -135,7 +135,7 @@ class Job:
     """One conversion job and everything the service keeps about it.
 
     The contract fields are those of section 2.1; `account_id`, `attempts`,
-    `image_key`, `result_key` and `lease_expires_at` are internal bookkeeping.
+    `image_key`, `result_key`, `lease_expires_at` and `request_id` are internal bookkeeping.
     """
 
     id: str
@@ -157,6 +157,9 @@ class Job:
     result_key: str | None = None
     #: A running job whose lease has passed belongs to a dead worker.
     lease_expires_at: datetime | None = None
+    #: The `X-Request-Id` of the submitting request, for the worker's log lines; never
+    #: shown to clients.
+    request_id: str | None = None
 
     @property
     def is_final(self) -> bool:

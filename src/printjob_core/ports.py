@@ -26,6 +26,7 @@ from printjob_core.model import (
     LedgerEntry,
     Phase,
 )
+from printjob_core.readiness import QueueState
 
 
 class Clock(Protocol):
@@ -167,6 +168,11 @@ class JobRepository(Protocol):
         ...
 
     def count_queued(self) -> int: ...
+
+    def queue_state(self, stale_before: datetime) -> QueueState:
+        """Queued and running counts, the oldest queued job's submission time, and how
+        many running jobs have a lease that ended before `stale_before`."""
+        ...
 
 
 class IdempotencyRepository(Protocol):

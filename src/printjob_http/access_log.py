@@ -1,9 +1,13 @@
 """The access log: one line per HTTP request, written in batches.
 
-    2026-11-22T03:20:02.430Z 127.0.0.1:38688 "GET /v1/account HTTP/1.1" 200 312 0.41ms
+    2026-11-22T03:20:02.430Z 127.0.0.1:38688 "GET /v1/account HTTP/1.1" 200 312 0.41ms \
+        request_id=req_6ee0948cbfcb8100f0580d1c
 
-Time (UTC, the request's end), client address and port, request line, status, body
-bytes sent, and the time the app took. Never a header: no key ever reaches the log.
+Time (RFC 3339, UTC, the request's end), client address and port, request line, status,
+body bytes sent, the time the app took, and the request's `X-Request-Id` (as echoed; see
+`printjob_http.request_ids`). With `PRINTJOB_LOG_FORMAT=json` the same fields as one JSON
+object per line. Never a header's value other than the checked request id: no key ever
+reaches the log.
 
 Why not uvicorn's access log: it builds a `logging` record per request and writes it at
 once, which cost a third of a poll's CPU time and, blocking on the log file from the
@@ -15,11 +19,20 @@ shutdown. A process killed outright loses at most the last half second of lines.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from litestar.types import ASGIApp, Receive, Send
+
+from printjob_http.gate import ROUTE_NAME
+from printjob_http.request_ids import REQUEST_ID
+
+#: Methods counted by name; any other is counted as "other" (labels stay few).
+_METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
+Observe = Callable[[str, str, int, float], None]
 
 #: Seconds a line may wait in the buffer.
 FLUSH_SECONDS = 0.5
@@ -30,9 +43,19 @@ FLUSH_SIZE = 64 * 1024
 class AccessLog:
     """An ASGI wrapper that logs every HTTP request of `app` to file descriptor `fd`."""
 
-    def __init__(self, app: ASGIApp, fd: int = 2) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        fd: int = 2,
+        *,
+        json_lines: bool = False,
+        observe: Observe | None = None,
+    ) -> None:
         self.app = app
         self.fd = fd
+        self.json_lines = json_lines
+        #: Counts each request (route, method, status, seconds) for the metrics.
+        self.observe = observe
         self._lines: list[str] = []
         self._size = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -70,17 +93,48 @@ class AccessLog:
         if not target.isprintable():
             # A forged line break in a path must not forge a log line.
             target = target.encode("unicode_escape").decode("ascii")
-        line = (
-            f'{self._now()} {peer} "{scope["method"]} {target[:2000]} '
-            f'HTTP/{scope.get("http_version", "1.1")}" {status or "-"} {sent} '
-            f"{seconds * 1000:.2f}ms\n"
-        )
+        if self.observe is not None:
+            method = scope["method"]
+            self.observe(
+                scope.get(ROUTE_NAME, "unmatched"),
+                method if method in _METHODS else "other",
+                status,
+                seconds,
+            )
+        request_id = scope.get(REQUEST_ID, "-")
+        if self.json_lines:
+            line = self._json_line(scope, peer, target, status, sent, seconds, request_id)
+        else:
+            line = (
+                f'{self._now()} {peer} "{scope["method"]} {target[:2000]} '
+                f'HTTP/{scope.get("http_version", "1.1")}" {status or "-"} {sent} '
+                f"{seconds * 1000:.2f}ms request_id={request_id}\n"
+            )
         self._lines.append(line)
         self._size += len(line)
         if self._size >= FLUSH_SIZE:
             self.flush()
         elif self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
+
+    def _json_line(
+        self, scope: Any, peer: str, target: str, status: int, sent: int, seconds: float, rid: str
+    ) -> str:
+        entry = {
+            "time": self._now(),
+            "level": "INFO",
+            "logger": "printjob.access",
+            "pid": os.getpid(),
+            "client": peer,
+            "method": scope["method"],
+            "target": target[:2000],
+            "http_version": scope.get("http_version", "1.1"),
+            "status": status or None,
+            "bytes": sent,
+            "ms": round(seconds * 1000, 2),
+            "request_id": rid,
+        }
+        return json.dumps(entry, ensure_ascii=False) + "\n"
 
     def _now(self) -> str:
         """The time as `2026-11-22T03:20:02.430Z`; the date part is formatted once a second."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from printjob_adapters.metrics import recorder
 from printjob_core.errors import ProblemError, Unauthenticated
 from printjob_core.shapes import problem_for, to_json
 
@@ -94,6 +95,9 @@ def problem_answer(
     head: bool = False,
 ) -> Answer:
     """An `application/problem+json` answer with the headers its status calls for."""
+    counting = recorder()
+    if counting is not None:
+        counting.refusals.labels(error.code).inc()
     return Answer(
         problem_body(error, docs_url),
         error.status,

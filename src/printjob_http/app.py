@@ -23,6 +23,8 @@ from printjob_adapters.storage import Storage
 from printjob_core.services import ApiService, Ports
 from printjob_http.docs_pages import docs_answers
 from printjob_http.gate import Gate, Route, match_route
+from printjob_http.health import WorkersNow, health_answers
+from printjob_http.metrics import metrics_answer
 from printjob_http.polling import polling_reads
 from printjob_http.routes import EXCEPTION_HANDLERS, HANDLERS
 from printjob_http.shell import Settings, Shell, client_address
@@ -44,9 +46,14 @@ class Container(Protocol):
     def api(self) -> ApiService: ...
 
 
-def create_app(container: Container, on_startup: Sequence[Callable[[], object]] = ()) -> Gate:
+def create_app(
+    container: Container,
+    on_startup: Sequence[Callable[[], object]] = (),
+    workers: WorkersNow | None = None,
+) -> Gate:
     """The `/v1` API over a composed container (see `printjob_adapters.bootstrap`);
-    `on_startup` runs once the server has started (the lifespan goes on to Litestar)."""
+    `on_startup` runs once the server has started (the lifespan goes on to Litestar);
+    `workers` tells `/readyz` about the worker processes this server supervises."""
     settings = container.settings
     api = container.api
     shell = Shell(
@@ -81,7 +88,20 @@ def create_app(container: Container, on_startup: Sequence[Callable[[], object]] 
         logging_config=None,
     )
     litestar.state["shell"] = shell
-    direct = {**polling_reads(shell), **docs_answers(shell.policy)}
+    ports = container.ports
+    direct = {
+        **polling_reads(shell),
+        **docs_answers(shell.policy),
+        **health_answers(container.storage, ports.policy, ports.clock, workers),
+        **metrics_answer(
+            getattr(settings, "metrics_token", None),
+            container.storage,
+            ports.policy,
+            ports.clock,
+            shell.docs_for,
+            shell.realm,
+        ),
+    }
     return Gate(litestar, direct, shell.docs_for)
 
 

@@ -9,6 +9,10 @@ Litestar's path normalisation:
 * a known path with any other method (HEAD and OPTIONS included) is 405
   `method_not_allowed` with `Allow` listing the contract's methods only.
 
+Outside `/v1`, the operator's `/healthz`, `/readyz` and `/metrics` (GET only) are routed
+the same way (`OPERATOR_ROUTES`). Every answer, the gate's own included, carries the
+request's `X-Request-Id` (`printjob_http.request_ids`).
+
 The gate also answers the two reads clients repeat most (`GET /v1/jobs/{id}` and
 `GET /v1/account`, see `printjob_http.polling`) without Litestar's per-request routing,
 request and response objects, which cost as much as the read itself (decision 34).
@@ -23,8 +27,10 @@ from urllib.parse import quote, unquote
 
 import attrs
 
+from printjob_adapters.logging_setup import bind_request, unbind
 from printjob_core.errors import MethodNotAllowed, NotFound, ProblemError
 from printjob_http.answers import Answer, problem_answer
+from printjob_http.request_ids import REQUEST_ID, echoing, request_id_of
 
 _SEGMENT = r"([^/]+)"
 
@@ -43,6 +49,16 @@ ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("docs_asset", re.compile(r"/docs/assets/redoc\.standalone\.js"), ("GET",)),
 )
 
+#: Where the gate notes the route's name in the scope (the metrics' `route` label).
+ROUTE_NAME = "printjob.route"
+
+#: The operator's endpoints, outside `/v1` and without a key: path -> (name, methods).
+OPERATOR_ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "/healthz": ("healthz", ("GET",)),
+    "/readyz": ("readyz", ("GET",)),
+    "/metrics": ("metrics", ("GET",)),
+}
+
 
 @attrs.frozen
 class Route:
@@ -57,7 +73,10 @@ class Route:
 
 
 def match_route(raw_path: str) -> Route | None:
-    """The route of a raw path; None when it is none of `ROUTES`."""
+    """The route of a raw path; None when it is none of `ROUTES` (nor an operator's)."""
+    operator = OPERATOR_ROUTES.get(raw_path)
+    if operator is not None:
+        return Route(operator[0], operator[1], raw_path, "")
     for name, pattern, methods in ROUTES:
         match = pattern.fullmatch(raw_path)
         if match is None:
@@ -91,13 +110,24 @@ class Gate:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            route = await self._route(scope, send)
-            if route is None:
-                return
-            answer = self.direct.get(route.name)
-            if answer is not None:
-                await (await answer(scope, route.segment))(scope, receive, send)
-                return
+            # Every answer, whoever writes it, carries the request's id.
+            request_id = scope[REQUEST_ID] = request_id_of(scope)
+            token = bind_request(request_id)  # the API's log lines name the request
+            try:
+                await self._http(scope, receive, echoing(send, request_id))
+            finally:
+                unbind(token)
+            return
+        await self.app(scope, receive, send)
+
+    async def _http(self, scope: Any, receive: Any, send: Any) -> None:
+        route = await self._route(scope, send)
+        if route is None:
+            return
+        answer = self.direct.get(route.name)
+        if answer is not None:
+            await (await answer(scope, route.segment))(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
     async def _route(self, scope: Any, send: Any) -> Route | None:
@@ -125,7 +155,16 @@ class Gate:
             return None
         assert route is not None
         scope["path"] = route.canonical
+        scope[ROUTE_NAME] = route.name
         return route
 
 
-__all__ = ["ROUTES", "DirectAnswer", "Gate", "Route", "match_route"]
+__all__ = [
+    "OPERATOR_ROUTES",
+    "ROUTES",
+    "ROUTE_NAME",
+    "DirectAnswer",
+    "Gate",
+    "Route",
+    "match_route",
+]

@@ -17,6 +17,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from printjob_adapters.settings import DOCS_ERRORS_PATH
 from printjob_core.errors import InvalidParameter
 from printjob_http.answers import PROBLEM_JSON, encode_headers, problem_body, problem_headers
+from printjob_http.request_ids import new_request_id
 from printjob_http.shell import request_base
 
 #: Request line plus headers, in bytes, above which a request is refused unread.
@@ -87,8 +88,14 @@ def bounded_protocol(docs_url: str | None) -> type[HttpToolsProtocol]:
             if not self._too_large:
                 super().send_400_response(msg)
                 return
-            self.logger.warning("request head over %d bytes refused", MAX_HEAD_BYTES)
-            self.transport.write(configured or head_too_large_answer(self._docs_url()))
+            # A head that was never read has no id of its own: a new one, like the gate's.
+            request_id = new_request_id()
+            self.logger.warning(
+                "request head over %d bytes refused request_id=%s", MAX_HEAD_BYTES, request_id
+            )
+            answer = configured or head_too_large_answer(self._docs_url())
+            echoed = b"\r\nx-request-id: " + request_id.encode() + b"\r\n\r\n"
+            self.transport.write(answer.replace(b"\r\n\r\n", echoed, 1))
             self.transport.close()
 
         def _docs_url(self) -> str:

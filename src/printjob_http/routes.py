@@ -18,6 +18,7 @@ from litestar.exceptions import HTTPException
 from litestar.params import FromPath, SkipValidation
 from litestar.types import ASGIApp
 
+from printjob_adapters.metrics import recorder
 from printjob_core.errors import (
     InternalError,
     InvalidParameter,
@@ -33,6 +34,7 @@ from printjob_core.services import Submission, body_too_large, declared_length_r
 from printjob_http import multipart
 from printjob_http.answers import DEFAULT_RETRY_AFTER, JSON, Answer, problem_answer
 from printjob_http.polling import job_answer
+from printjob_http.request_ids import REQUEST_ID
 from printjob_http.shell import Shell, in_thread
 
 log = logging.getLogger("printjob.http")
@@ -67,13 +69,18 @@ async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Acc
 
 
 def _parse_and_submit(
-    shell: Shell, account: Account, content_type: str | None, body: bytes, key: str | None
+    shell: Shell,
+    account: Account,
+    content_type: str | None,
+    body: bytes,
+    key: str | None,
+    request_id: str | None,
 ) -> Submission:
     try:
         form = multipart.parse(body, multipart.boundary_of(content_type))
     except ProblemError as error:
         raise shell.submissions.refuse(account, error) from None
-    return shell.submissions.submit(account, form.fields, form.image, key)
+    return shell.submissions.submit(account, form.fields, form.image, key, request_id)
 
 
 @post("/v1/jobs", status_code=202)
@@ -86,11 +93,16 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         raise await _refuse(shell, account, error) from None
     body = await _read_body(request, shell, account)
     key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
-    submission = await in_thread(_parse_and_submit, shell, account, content_type, body, key)
+    request_id = request.scope.get(REQUEST_ID)
+    submission = await in_thread(
+        _parse_and_submit, shell, account, content_type, body, key, request_id
+    )
     job = submission.job
     extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}
     if submission.replayed:
         extra["Idempotent-Replayed"] = "true"
+    elif (counting := recorder()) is not None:
+        counting.credits_held.inc(shell.policy.job_cost)
     return job_answer(shell, request.scope, job, 202, **extra)
 
 

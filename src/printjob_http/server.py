@@ -30,19 +30,20 @@ from typing import Any
 
 import attrs
 
+from printjob_adapters.logging_setup import configure_logging as _configure
 from printjob_adapters.settings import Settings
+from printjob_core.readiness import Workers
 
 log = logging.getLogger("printjob.server")
 
 DEMO_CREDITS = 20
 #: Seconds a stopping worker gets to hand its job back before it is killed.
 STOP_GRACE_SECONDS = 10.0
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s[%(process)d] %(message)s"
 
 
-def configure_logging() -> None:
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+def configure_logging(log_format: str = "text") -> None:
+    """The process's log: see `printjob_adapters.logging_setup` (one format everywhere)."""
+    _configure(log_format)
 
 
 def _supervised_worker(settings: Settings) -> None:
@@ -75,6 +76,12 @@ class Supervisor:
             return
         self._thread = threading.Thread(target=self._watch, name="supervisor", daemon=True)
         self._thread.start()
+
+    def workers(self) -> Workers:
+        """How many of the supervised workers are alive now (for `/readyz`)."""
+        with self._lock:
+            alive = sum(1 for p in self._processes if p is not None and p.is_alive())
+        return Workers(expected=max(0, self.count), alive=alive)
 
     @property
     def pids(self) -> list[int]:
@@ -275,13 +282,20 @@ def server_options(host: str, port: int, docs_url: str | None) -> dict[str, Any]
     }
 
 
-def run_server(app: Any, options: dict[str, Any], sock: Any) -> None:
+def run_server(app: Any, options: dict[str, Any], sock: Any, log_format: str = "text") -> None:
     """Serve `app` on the bound `sock` until SIGTERM or Ctrl-C, with the access log."""
     import uvicorn
 
+    from printjob_adapters.metrics import recorder
     from printjob_http.access_log import AccessLog
 
-    logged = AccessLog(app, fd=sys.stderr.fileno())
+    counting = recorder()
+    logged = AccessLog(
+        app,
+        fd=sys.stderr.fileno(),
+        json_lines=log_format == "json",
+        observe=None if counting is None else counting.request,
+    )
     server = _server_class()(uvicorn.Config(logged, **options))
     _settle_heap()
     try:
@@ -302,7 +316,7 @@ def serve(
     from printjob_adapters.bootstrap import bootstrap
     from printjob_http.app import create_app
 
-    configure_logging()
+    configure_logging(settings.log_format)
     count = settings.workers if workers is None else workers
     settings = attrs.evolve(settings, base_url=settings.base_url_for(host, port))
     options = server_options(host, port, settings.docs_url)
@@ -311,18 +325,25 @@ def serve(
     sock = uvicorn.Config("printjob:app", **options).bind_socket()
     try:
         first_start = _is_empty(settings.data_dir)
+        if settings.metrics_token:
+            # Before any worker is spawned: they inherit the folder and count into it.
+            from printjob_adapters import metrics
+
+            metrics.prepare(settings.data_dir)
         container = _bootstrap_without_engine(bootstrap, settings)
         recovered = container.processing.recover()
         if recovered:
             log.info("startup: %d job(s) of a previous run recovered", len(recovered))
         if first_start:
             print(create_demo(container, settings.base_url or ""), flush=True)
-        app = create_app(container, on_startup=[lambda: _warm_up(container)])
         supervisor = Supervisor(settings, count)
+        app = create_app(
+            container, on_startup=[lambda: _warm_up(container)], workers=supervisor.workers
+        )
         supervisor.start()
         log.info("printjob API on %s with %d worker process(es)", settings.base_url, count)
         try:
-            run_server(app, options, sock)
+            run_server(app, options, sock, settings.log_format)
         finally:
             supervisor.stop()
             container.close()
@@ -337,7 +358,7 @@ def run_worker(settings: Settings) -> None:
     the engine ignore a job's time budget for a further minute, the process exits with
     status 3 so that its service manager starts a fresh one.
     """
-    configure_logging()
+    configure_logging(settings.log_format)
     from printjob_adapters.runner import worker_main
 
     worker_main(settings, supervised=False)

@@ -33,6 +33,7 @@ from printjob_core.ports import (
     KeyRepository,
     LedgerRepository,
 )
+from printjob_core.readiness import QueueState
 
 Params = Sequence[Any] | Mapping[str, Any]
 
@@ -289,6 +290,24 @@ class SqlJobs(_Repository):
     def count_queued(self) -> int:
         row = self._one("SELECT count(*) AS n FROM jobs WHERE status = 'queued'")
         return 0 if row is None else int(row["n"])
+
+    def queue_state(self, stale_before: datetime) -> QueueState:
+        # Both statuses have an index that keeps their rows together (`jobs_status_seq`, or
+        # the partial indexes), so this reads only the unfinished jobs.
+        rows = self._all(
+            "SELECT status, count(*) AS n, min(created_at) AS oldest, "
+            "sum(CASE WHEN lease_expires_at < ? THEN 1 ELSE 0 END) AS stale "
+            f"FROM jobs WHERE status IN {UNFINISHED_SQL} GROUP BY status",
+            (self.d.times.write(stale_before),),
+        )
+        by_status = {row["status"]: row for row in rows}
+        queued, running = by_status.get("queued"), by_status.get("running")
+        return QueueState(
+            queued=0 if queued is None else int(queued["n"]),
+            running=0 if running is None else int(running["n"]),
+            oldest_queued_at=None if queued is None else self.rows.time_or_none(queued["oldest"]),
+            stale_running=0 if running is None else int(running["stale"] or 0),
+        )
 
 
 class SqlIdempotency(_Repository):

@@ -39,7 +39,7 @@ _T = TypeVar("_T")
 JOB_COLUMNS = (
     "id, account_id, status, phase, progress, created_at, finished_at, options, "
     "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
-    "lease_expires_at"
+    "lease_expires_at, request_id"
 )
 
 
@@ -174,6 +174,7 @@ class RowMapper:
             "result_key": job.result_key,
             "result_expires_at": None if job.result is None else write(job.result.expires_at),
             "lease_expires_at": self.write_or_none(job.lease_expires_at),
+            "request_id": job.request_id,
         }
 
     def job(self, row: Row) -> Job:
@@ -195,6 +196,7 @@ class RowMapper:
             image_key=row["image_key"],
             result_key=row["result_key"],
             lease_expires_at=self.time_or_none(row["lease_expires_at"]),
+            request_id=row["request_id"],
         )
 
     def account(self, row: Row) -> Account:

@@ -160,11 +160,18 @@ def _credit_ledger(d: Dialect) -> tuple[str, ...]:
     )
 
 
+def _job_request_ids(d: Dialect) -> tuple[str, ...]:
+    """Jobs remember the `X-Request-Id` of the request that submitted them, so a worker's
+    log lines about a job can be found from the access log (NULL for older jobs)."""
+    return ("ALTER TABLE jobs ADD COLUMN request_id TEXT",)
+
+
 #: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
 MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (
     _version_1,
     _database_blobs,
     _credit_ledger,
+    _job_request_ids,
 )
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,8 +36,9 @@ class ApiService:
         fields: Iterable[tuple[str, str]],
         image: bytes | None,
         idempotency_key: str | None = None,
+        request_id: str | None = None,
     ) -> Submission:
-        return self.submissions.submit(account, fields, image, idempotency_key)
+        return self.submissions.submit(account, fields, image, idempotency_key, request_id)
 
     def job_for_key(self, authorization: str | None, client_address: str, job_id: str) -> Job:
         return self.jobs.job_for_key(authorization, client_address, job_id)

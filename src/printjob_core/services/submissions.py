@@ -141,8 +141,11 @@ class Submissions:
         fields: Iterable[tuple[str, str]],
         image: bytes | None,
         idempotency_key: str | None = None,
+        request_id: str | None = None,
     ) -> Submission:
-        """Accept an image for conversion, checks in the order of REFUSAL_ORDER."""
+        """Accept an image for conversion, checks in the order of REFUSAL_ORDER.
+
+        `request_id` (the request's `X-Request-Id`) is kept with the job for the logs."""
         self.access.count_submission(account)
         options = parse_options(check_fields(fields))
         key = parse_idempotency_key(idempotency_key)
@@ -197,6 +200,8 @@ class Submissions:
                         retry_after=QUEUE_FULL_RETRY_AFTER,
                     )
                 job = lifecycle.submitted(job_id, current.id, options, now, image_key)
+                if request_id is not None:
+                    job = attrs.evolve(job, request_id=request_id)
                 uow.jobs.add(job)
                 save_hold(uow, held, job, self.policy.job_cost)
                 if key is not None:

@@ -273,7 +273,9 @@ def database_services(postgres_url: str) -> Iterator[tuple[Ports, ApiService, Jo
     """The core's services on PostgreSQL, blobs in the database, on a fake clock."""
     storage = PostgresStorage(postgres_url)
     with storage.connection() as conn:
-        conn.execute("TRUNCATE blobs, rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts")
+        conn.execute(
+            "TRUNCATE blobs, rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+        )
     ports = Ports(
         uow=storage.unit_of_work,
         reader=storage.reader,

@@ -242,9 +242,10 @@ def _schema_of_version_1_alone() -> dict[str, list[tuple[object, ...]]]:
 
 
 def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
-    """A database made by the DDL printjob shipped before the schema was written once
-    opens unchanged, keeps its data, and has exactly what a new database gets."""
-    old, new = create_database(), create_database()
+    """A database made by the DDL printjob shipped before the schema was written once is
+    what migration 1 renders; it opens, keeps its data, and is upgraded to exactly what a
+    new database gets."""
+    old, new, rendered = create_database(), create_database(), create_database()
     try:
         with psycopg.connect(old, autocommit=True) as conn, conn.transaction():
             for statement in SCHEMA_V1.read_text().split(";"):
@@ -278,3 +279,4 @@ def test_a_database_made_by_schema_version_1_opens_and_is_the_same() -> None:
     finally:
         drop_database(old)
         drop_database(new)
+        drop_database(rendered)

@@ -202,3 +202,19 @@ def test_bootstrap_wires_everything(tmp_path: Path) -> None:
     assert again.engine is None
     assert again.operator.show_account(account.id).account.credits_balance == 3
     again.close()
+
+
+def test_log_format_and_metrics_token() -> None:
+    defaults = Settings.from_env({})
+    assert (defaults.log_format, defaults.metrics_token) == ("text", None)
+    token = "m3tr1cs-t0ken-0123456789"
+    settings = Settings.from_env(
+        {"PRINTJOB_LOG_FORMAT": "JSON", "PRINTJOB_METRICS_TOKEN": f" {token} "}
+    )
+    assert (settings.log_format, settings.metrics_token) == ("json", token)
+    assert token not in repr(settings)
+    with pytest.raises(SettingsError, match="PRINTJOB_LOG_FORMAT"):
+        Settings.from_env({"PRINTJOB_LOG_FORMAT": "xml"})
+    with pytest.raises(SettingsError, match="PRINTJOB_METRICS_TOKEN") as refused:
+        Settings.from_env({"PRINTJOB_METRICS_TOKEN": "short-secret"})
+    assert "short-secret" not in str(refused.value)

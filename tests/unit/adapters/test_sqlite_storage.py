@@ -247,8 +247,9 @@ def _schema_of(path: Path) -> set[tuple[str, str, str]]:
 
 
 def test_a_database_made_by_schema_version_1_opens_and_is_the_same(tmp_path: Path) -> None:
-    """A file made by the DDL printjob shipped before the schema was written once opens
-    unchanged, keeps its data, and has exactly the tables and indexes a new file gets."""
+    """A file made by the DDL printjob shipped before the schema was written once is what
+    migration 1 renders; it opens, keeps its data, and is upgraded to exactly the tables
+    and indexes a new file gets."""
     old = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(old)
     conn.execute("PRAGMA journal_mode = WAL")

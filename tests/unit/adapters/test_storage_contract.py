@@ -57,6 +57,7 @@ from printjob_core.model import (
     Size,
 )
 from printjob_core.ports import JobByKey
+from printjob_core.readiness import QueueState
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 from printjob_core.views import UnitOfWorkViews
 from tests.keyed_reads import KeyedReads
@@ -419,6 +420,41 @@ def test_unfinished_and_queued_counts(storage: Storage) -> None:
         assert uow.jobs.count_unfinished(b.id) == 1
         assert uow.jobs.count_unfinished("acct_none") == 0
         assert uow.jobs.count_queued() == 2
+
+
+def test_queue_state_counts_the_unfinished_the_oldest_queued_and_stale_leases(
+    storage: Storage,
+) -> None:
+    add_account(storage)
+    with storage.reader() as uow:
+        empty = uow.jobs.queue_state(T0)
+    assert empty == QueueState(queued=0, running=0, oldest_queued_at=None, stale_running=0)
+    lease = timedelta(seconds=30)
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(job(4))
+        uow.jobs.add(job(2))
+        uow.jobs.add(job(7, status=JobStatus.RUNNING, lease_expires_at=T0))
+        uow.jobs.add(job(8, status=JobStatus.RUNNING, lease_expires_at=T0 + lease))
+        uow.jobs.add(succeeded(9, T0, None))
+        uow.commit()
+    with storage.reader() as uow:
+        state = uow.jobs.queue_state(T0 + timedelta(seconds=1))
+    assert state == QueueState(
+        queued=2, running=2, oldest_queued_at=job(2).created_at, stale_running=1
+    )
+    assert state.oldest_queued_seconds(job(2).created_at + lease) == 30.0
+
+
+def test_a_job_keeps_the_request_id_that_submitted_it(storage: Storage) -> None:
+    add_account(storage)
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(job(1, request_id="req_0123456789abcdef01234567"))
+        uow.jobs.add(job(2))
+        uow.commit()
+    with storage.reader() as uow:
+        first, second = uow.jobs.get(job(1).id), uow.jobs.get(job(2).id)
+    assert first is not None and first.request_id == "req_0123456789abcdef01234567"
+    assert second is not None and second.request_id is None
 
 
 def test_next_queued_is_the_oldest_by_insertion(storage: Storage) -> None:

@@ -181,3 +181,19 @@ def test_options_are_kept_on_the_job(world: World):
     assert job.options.format.value == "png"
     assert str(job.options.size) == "300x200"
     assert job.options.dpi == 72 and job.options.colors == 3
+
+
+def test_the_submitting_request_id_is_kept_with_the_job_and_a_replay_keeps_the_first(
+    world: World,
+):
+    account = world.account()
+    first = world.api.submit(
+        world.fresh(account), [("format", "svg")], fake_image(), "k1", request_id="req_first"
+    )
+    replay = world.api.submit(
+        world.fresh(account), [("format", "svg")], fake_image(), "k1", request_id="req_again"
+    )
+    assert replay.replayed and replay.job.id == first.job.id
+    assert world.store.state.jobs[first.job.id].request_id == "req_first"
+    plain = world.submit(account).job
+    assert world.store.state.jobs[plain.id].request_id is None

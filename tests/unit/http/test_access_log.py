@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -12,10 +13,11 @@ from typing import Any
 import pytest
 
 from printjob_http.access_log import FLUSH_SECONDS, FLUSH_SIZE, AccessLog
+from printjob_http.request_ids import REQUEST_ID
 
 LINE = re.compile(
     r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (\S+) "(\S+) (\S+) HTTP/1\.1" (\d{3}|-) (\d+) '
-    r"\d+\.\d\dms"
+    r"\d+\.\d\dms request_id=(\S+)"
 )
 
 
@@ -28,6 +30,7 @@ def scope(path: str = "/v1/account", query: bytes = b"", **extra: Any) -> dict[s
         "query_string": query,
         "http_version": "1.1",
         "client": ("192.0.2.5", 4711),
+        REQUEST_ID: "req_1",
         "headers": [(b"authorization", b"Bearer pjk1_secretsecretsecretsecretsecretsecr")],
         **extra,
     }
@@ -71,7 +74,14 @@ def test_a_line_per_request_written_after_a_short_wait(log: tuple[Path, int]) ->
         assert len(lines) == 2
         first = LINE.fullmatch(lines[0])
         assert first is not None
-        assert first.groups() == ("192.0.2.5:4711", "GET", "/v1/account?a=1", "200", "17")
+        assert first.groups() == (
+            "192.0.2.5:4711",
+            "GET",
+            "/v1/account?a=1",
+            "200",
+            "17",
+            "req_1",
+        )
         assert "/v1/jobs/job_1" in lines[1]
         assert "pjk1_" not in log_path.read_text()
 
@@ -124,3 +134,24 @@ def test_a_request_the_app_failed_is_still_logged(log: tuple[Path, int]) -> None
     asyncio.run(run())
     match = LINE.fullmatch(read(log_path)[0])
     assert match is not None and match.group(4) == "-"
+
+
+def test_json_lines_carry_the_same_fields_and_never_a_header(log: tuple[Path, int]) -> None:
+    log_path, fd = log
+
+    async def run() -> None:
+        logged = AccessLog(await answering(200, b"hello"), fd, json_lines=True)
+        await logged(scope(query=b"a=1"), None, noop_send)
+        logged.flush()
+
+    asyncio.run(run())
+    (line,) = read(log_path)
+    entry = json.loads(line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"])
+    assert (entry["client"], entry["method"], entry["target"]) == (
+        "192.0.2.5:4711",
+        "GET",
+        "/v1/account?a=1",
+    )
+    assert (entry["status"], entry["bytes"], entry["request_id"]) == (200, 5, "req_1")
+    assert "pjk1_" not in log_path.read_text()
