@@ -76,7 +76,7 @@ def run_gate(request: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     logger = logging.getLogger("printjob.test")
     logger.addHandler(handler)
     try:
-        asyncio.run(Gate(app, {}, "https://docs.example/errors")(request, None, send))
+        asyncio.run(Gate(app, {}, lambda scope: "https://docs.example/errors")(request, None, send))
     finally:
         logger.removeHandler(handler)
     return sent, lines
