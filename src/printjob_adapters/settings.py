@@ -35,6 +35,7 @@ JOB_TIME_BUDGET = "PRINTJOB_JOB_TIME_BUDGET_SECONDS"
 BUSY_TIMEOUT = "PRINTJOB_BUSY_TIMEOUT_SECONDS"
 DATABASE_URL = "PRINTJOB_DATABASE_URL"
 DATABASE_POOL_SIZE = "PRINTJOB_DATABASE_POOL_SIZE"
+WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -57,6 +58,7 @@ KNOWN_VARIABLES = frozenset(
         BUSY_TIMEOUT,
         DATABASE_URL,
         DATABASE_POOL_SIZE,
+        WORKER_MEMORY_MB,
     }
 )
 
@@ -107,6 +109,10 @@ class Settings:
     database_url: str | None = None
     #: Most PostgreSQL connections one process holds at once.
     database_pool_size: int = 10
+    #: Address-space cap of each worker process in MiB (0: none). A job that reaches it
+    #: fails `processing_failed`; the worker lives on. 2 GiB fits the largest images with
+    #: room to spare and keeps a handful of workers well inside a 24 GB machine.
+    worker_memory_mb: int = 2048
 
     @property
     def database_path(self) -> Path:
@@ -234,6 +240,7 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         busy_timeout_seconds=number(BUSY_TIMEOUT, defaults.busy_timeout_seconds, 0.0, float),
         database_url=database_url,
         database_pool_size=number(DATABASE_POOL_SIZE, defaults.database_pool_size, 1),
+        worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -203,7 +204,14 @@ class _Jobs:
         return len(self.unfinished_for(account_id))
 
     def next_queued(self) -> Job | None:
-        return next((j for j in self._all() if j.status is JobStatus.QUEUED), None)
+        jobs = self._all()
+        running = Counter(j.account_id for j in jobs if j.status is JobStatus.RUNNING)
+        queued = [
+            (running[j.account_id], seq)
+            for seq, j in enumerate(jobs)
+            if j.status is JobStatus.QUEUED
+        ]
+        return jobs[min(queued)[1]] if queued else None
 
     def running_with_lease_before(self, moment: datetime) -> list[Job]:
         return [

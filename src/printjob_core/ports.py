@@ -126,7 +126,14 @@ class JobRepository(Protocol):
     def count_unfinished(self, account_id: str) -> int: ...
 
     def next_queued(self) -> Job | None:
-        """The oldest queued job, locked for this transaction (skipping rows others hold)."""
+        """The next queued job in fair order, locked for this transaction (skipping rows
+        others hold).
+
+        Fair order: the job of the account with the fewest running jobs first, then the
+        oldest (the order jobs were added; a job queued again keeps its place). So while one
+        account's job runs, another account's queued job goes before that account's next
+        one: a slow or hostile account delays the others by at most one job's run.
+        """
         ...
 
     def running_with_lease_before(self, moment: datetime) -> list[Job]:

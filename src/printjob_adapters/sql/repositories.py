@@ -221,12 +221,20 @@ class SqlJobs(_Repository):
         return 0 if row is None else int(row["n"])
 
     def next_queued(self) -> Job | None:
-        # The queue: the oldest queued job nobody else holds (with row locks; SQLite's write
-        # transaction holds every row). A job another transaction changed meanwhile is
-        # re-checked against `status = 'queued'` under the lock.
-        skip = self.d.skip_locked if self.locking else ""
+        # The fair queue (see the port): queued jobs ranked by their account's running jobs,
+        # then by `seq`. The running counts come from a derived table (a handful of rows,
+        # from the running jobs' partial index), so the lock applies to `jobs` alone:
+        # PostgreSQL skips rows another claimer holds and takes the next in fair order, and
+        # re-checks `status = 'queued'` under the lock; SQLite's write transaction holds
+        # every row.
+        # The dialect's `FOR UPDATE SKIP LOCKED`, narrowed to `jobs` (`FOR UPDATE OF j ...`).
+        skip = self.d.skip_locked.replace(" FOR UPDATE", " FOR UPDATE OF j") if self.locking else ""
+        columns = ", ".join(f"j.{name.strip()}" for name in JOB_COLUMNS.split(","))
         row = self._one(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE status = 'queued' ORDER BY seq LIMIT 1{skip}"
+            f"SELECT {columns} FROM jobs j LEFT JOIN ("
+            "SELECT account_id, count(*) AS running FROM jobs WHERE status = 'running' "
+            "GROUP BY account_id) r ON r.account_id = j.account_id "
+            f"WHERE j.status = 'queued' ORDER BY coalesce(r.running, 0), j.seq LIMIT 1{skip}"
         )
         return None if row is None else self.rows.job(row)
 

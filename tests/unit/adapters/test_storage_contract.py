@@ -346,6 +346,36 @@ def test_unfinished_and_queued_counts(storage: Storage) -> None:
         assert uow.jobs.count_queued() == 2
 
 
+def test_next_queued_is_fair_across_accounts(storage: Storage) -> None:
+    # Account 1 queued first and has a job running; account 2's later job goes first, then
+    # the oldest among accounts with equally many jobs running.
+    first, second, third = account(1), account(2), account(3)
+    for acct in (first, second, third):
+        add_account(storage, acct)
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(job(1, first.id, status=JobStatus.RUNNING, phase=Phase.ANALYSING))
+        for n in (2, 3):
+            uow.jobs.add(job(n, first.id))
+        uow.jobs.add(job(4, second.id))
+        uow.jobs.add(job(5, third.id, status=JobStatus.RUNNING, phase=Phase.ANALYSING))
+        uow.jobs.add(job(6, second.id))
+        uow.jobs.add(job(7, third.id))
+        uow.commit()
+    taken = []
+    for _ in range(5):
+        with storage.unit_of_work() as uow:
+            nxt = uow.jobs.next_queued()
+            assert nxt is not None
+            uow.jobs.save(attrs.evolve(nxt, status=JobStatus.RUNNING))
+            uow.commit()
+        taken.append(int(nxt.id.removeprefix("job_"), 16))
+    # Running before each claim: 1:1 2:0 3:1 -> job 4; 1:1 2:1 3:1 -> job 2 (oldest);
+    # 1:2 2:1 3:1 -> job 6; 1:2 2:2 3:1 -> job 7; then job 3.
+    assert taken == [4, 2, 6, 7, 3]
+    with storage.unit_of_work() as uow:
+        assert uow.jobs.next_queued() is None
+
+
 def test_next_queued_is_the_oldest_by_insertion(storage: Storage) -> None:
     add_account(storage)
     # Created-at order deliberately differs from insertion order: FIFO is by insertion.
