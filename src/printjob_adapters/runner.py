@@ -11,7 +11,7 @@ The loop:
 * every `maintenance_seconds`: `recover()` (running jobs whose lease passed are queued
   again or fail `interrupted`, design decision 9) and `sweep()` (result files past
   `expires_at` deleted, expired idempotency keys forgotten);
-* `claim()` the oldest queued job, or sleep `poll_seconds` (with a `JobSignal`, as on
+* `claim()` the next queued job in fair order, or sleep `poll_seconds` (with a `JobSignal`, as on
   PostgreSQL: wait for its wake-up call, polling every `signal_poll_seconds` anyway);
 * run the engine with a progress callback (throttled `report`, which also renews the
   lease) and a cancel check (a throttled `still_running` read);
