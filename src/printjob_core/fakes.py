@@ -178,6 +178,9 @@ class _Keys:
         self.state.keys[key.id] = key
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 class _Jobs:
     def __init__(self, state: _State) -> None:
         self.state = state
@@ -206,12 +209,18 @@ class _Jobs:
     def next_queued(self) -> Job | None:
         jobs = self._all()
         running = Counter(j.account_id for j in jobs if j.status is JobStatus.RUNNING)
-        queued = [
-            (running[j.account_id], seq)
-            for seq, j in enumerate(jobs)
-            if j.status is JobStatus.QUEUED
-        ]
-        return jobs[min(queued)[1]] if queued else None
+        served: dict[str, datetime] = {}
+        for j in jobs:
+            if j.finished_at is not None:
+                served[j.account_id] = max(j.finished_at, served.get(j.account_id, j.finished_at))
+
+        def rank(entry: tuple[int, Job]) -> tuple[int, bool, datetime, int]:
+            seq, job = entry
+            last = served.get(job.account_id)
+            return (running[job.account_id], last is not None, last or _EPOCH, seq)
+
+        queued = [(seq, j) for seq, j in enumerate(jobs) if j.status is JobStatus.QUEUED]
+        return min(queued, key=rank)[1] if queued else None
 
     def running_with_lease_before(self, moment: datetime) -> list[Job]:
         return [

@@ -129,10 +129,12 @@ class JobRepository(Protocol):
         """The next queued job in fair order, locked for this transaction (skipping rows
         others hold).
 
-        Fair order: the job of the account with the fewest running jobs first, then the
-        oldest (the order jobs were added; a job queued again keeps its place). So while one
-        account's job runs, another account's queued job goes before that account's next
-        one: a slow or hostile account delays the others by at most one job's run.
+        Fair order, by account first: the account with the fewest running jobs, then the
+        one served longest ago (its last job ended earliest; never: first), then the oldest
+        job (the order jobs were added; a job queued again keeps its place). So accounts
+        take turns: an account's queued job goes before the next job of an account that is
+        running one or has just had one, and a slow or hostile account delays the others by
+        at most one job's run.
         """
         ...
 

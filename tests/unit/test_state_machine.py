@@ -419,14 +419,27 @@ class CoreMachine(RuleBasedStateMachine):
     def _claim(self) -> Claim | None:
         jobs = list(self.jobs.values())
         running = Counter(j.account_id for j in jobs if j.status is JobStatus.RUNNING)
+        # When each account's last job ended (the invariants check the stored times).
+        served: dict[str, datetime] = {}
+        for j in jobs:
+            ended = self._stored(j.id).finished_at
+            if ended is not None:
+                served[j.account_id] = max(ended, served.get(j.account_id, ended))
         queued = [
-            (running[j.account_id], n) for n, j in enumerate(jobs) if j.status is JobStatus.QUEUED
+            (
+                running[j.account_id],
+                j.account_id in served,
+                served.get(j.account_id, datetime.min),
+                n,
+            )
+            for n, j in enumerate(jobs)
+            if j.status is JobStatus.QUEUED
         ]
         claim = self.runner.claim()
         if not queued:
             assert claim is None
             return None
-        expected = jobs[min(queued)[1]]
+        expected = jobs[min(queued)[-1]]
         assert claim is not None
         assert claim.job.id == expected.id, (
             "jobs are claimed in fair order (JobRepository.next_queued)"

@@ -221,20 +221,25 @@ class SqlJobs(_Repository):
         return 0 if row is None else int(row["n"])
 
     def next_queued(self) -> Job | None:
-        # The fair queue (see the port): queued jobs ranked by their account's running jobs,
-        # then by `seq`. The running counts come from a derived table (a handful of rows,
-        # from the running jobs' partial index), so the lock applies to `jobs` alone:
-        # PostgreSQL skips rows another claimer holds and takes the next in fair order, and
-        # re-checks `status = 'queued'` under the lock; SQLite's write transaction holds
-        # every row.
-        # The dialect's `FOR UPDATE SKIP LOCKED`, narrowed to `jobs` (`FOR UPDATE OF j ...`).
-        skip = self.d.skip_locked.replace(" FOR UPDATE", " FOR UPDATE OF j") if self.locking else ""
+        # The fair queue (see the port). Per account with queued jobs: its running jobs and
+        # when its last job ended (one probe of `jobs_account_finished` each); then its
+        # oldest job. The lock applies to `jobs` alone: PostgreSQL skips rows another
+        # claimer holds and takes the next in fair order, re-checking `status = 'queued'`
+        # under the lock; SQLite's write transaction holds every row.
+        skip = ""
+        if self.locking:
+            # The dialect's `FOR UPDATE SKIP LOCKED`, narrowed to `jobs`.
+            skip = self.d.skip_locked.replace(" FOR UPDATE", " FOR UPDATE OF j")
         columns = ", ".join(f"j.{name.strip()}" for name in JOB_COLUMNS.split(","))
         row = self._one(
-            f"SELECT {columns} FROM jobs j LEFT JOIN ("
-            "SELECT account_id, count(*) AS running FROM jobs WHERE status = 'running' "
-            "GROUP BY account_id) r ON r.account_id = j.account_id "
-            f"WHERE j.status = 'queued' ORDER BY coalesce(r.running, 0), j.seq LIMIT 1{skip}"
+            f"SELECT {columns} FROM jobs j JOIN ("
+            "SELECT q.account_id, "
+            "(SELECT count(*) FROM jobs r WHERE r.account_id = q.account_id "
+            "AND r.status = 'running') AS running, "
+            "(SELECT max(f.finished_at) FROM jobs f WHERE f.account_id = q.account_id) AS served "
+            "FROM (SELECT DISTINCT account_id FROM jobs WHERE status = 'queued') q"
+            ") a ON a.account_id = j.account_id WHERE j.status = 'queued' "
+            f"ORDER BY a.running, a.served IS NOT NULL, a.served, j.seq LIMIT 1{skip}"
         )
         return None if row is None else self.rows.job(row)
 
