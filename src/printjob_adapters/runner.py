@@ -445,11 +445,12 @@ def install_stop_signals(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def worker_main(settings: Any, supervised: bool = True) -> None:
+def worker_main(settings: Any, supervised: bool = True, engine: Engine | None = None) -> None:
     """Body of one worker process: bootstrap, then run the loop until signalled.
 
     `settings` is a `printjob_adapters.settings.Settings`. A supervised worker also
-    stops when its parent (the server) is gone.
+    stops when its parent (the server) is gone. `engine` replaces the tracing engine
+    (the reliability tests' hostile engines).
     """
     from printjob_adapters.bootstrap import bootstrap
 
@@ -471,7 +472,7 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
                     stop.set()
 
         threading.Thread(target=watch_parent, name="watch-parent", daemon=True).start()
-    container = bootstrap(settings)
+    container = bootstrap(settings, engine=engine)
     if container.engine is None:
         raise SystemExit("printjob worker: the tracing engine could not be loaded")
     wake = container.storage.job_signal()
