@@ -61,7 +61,7 @@ log = logging.getLogger("printjob.runner")
 #: Exit code of a runner process that gave up on an engine that stopped responding.
 EXIT_WEDGED = 3
 #: Seconds an engine asked to stop (cancel, budget, SIGTERM) has before its worker ends.
-STOP_GRACE_SECONDS = 1.5
+STOP_GRACE_SECONDS = 1.0
 #: The kernel alarm of a job fires this long after the budget and the grace have passed.
 ALARM_MARGIN_SECONDS = 5.0
 
@@ -105,7 +105,7 @@ class JobRunner:
         wedged_grace_seconds: float = STOP_GRACE_SECONDS,
         on_wedged: Callable[[], None] | None = None,
         arm_alarm: Callable[[float], None] | None = None,
-        guard_seconds: float = 0.25,
+        guard_seconds: float = 0.2,
         monotonic: Callable[[], float] = time.monotonic,
         job_signal: JobSignal | None = None,
         signal_poll_seconds: float = 1.0,

@@ -3,12 +3,8 @@ SIGTERM, the memory cap, the fair queue and a client that leaves mid-upload.
 
 The API is the real server (`printjob serve --workers 0`); the workers are real worker
 processes under the real `Supervisor`, on the same data directory (or PostgreSQL
-database), running a deliberate test double of the engine chosen by the job's `colors`:
-
-* 2: spins forever without calling back (ignores cancel and budget);
-* 3: slow but cooperative (about `SLOW_SECONDS`, calling back every 50 ms);
-* 4: allocates until the worker's memory cap stops it;
-* anything else: a small SVG at once.
+database), running a deliberate test double of the engine (tests/reliability/
+hostile_engine.py) that spins, dawdles or hoards memory as the job's `colors` asks.
 
 One case runs the real engine on a hostile image (two interlocking 1-px combs). Every
 wait is bounded; budgets are small.
@@ -16,7 +12,6 @@ wait is bounded; budgets are small.
 
 from __future__ import annotations
 
-import signal
 import socket
 import time
 from collections.abc import Iterator
@@ -26,52 +21,13 @@ from typing import Any
 import pytest
 
 from printjob_adapters.settings import Settings
-from printjob_core.errors import ConversionCancelled
-from printjob_core.model import ConversionOutput, JobOptions, Phase
-from printjob_core.ports import CancelCheck, ProgressCallback
 from printjob_http.server import Supervisor
 from tests.contract.support import Client, ServerProcess, base_env, png
 from tests.reliability.conftest import HIGH, new_account
+from tests.reliability.hostile_engine import GREEDY, SLOW, SLOW_SECONDS, SPIN, hostile_worker
 
-SLOW_SECONDS = 1.5
 BUDGET_SECONDS = 3
 MEMORY_CAP_MB = 768
-SPIN, SLOW, GREEDY = "2", "3", "4"
-
-
-class HostileEngine:
-    """The engine's test double: behaves as the job's `colors` asks (see above)."""
-
-    def convert(
-        self,
-        image: bytes,
-        options: JobOptions,
-        progress: ProgressCallback,
-        cancelled: CancelCheck,
-    ) -> ConversionOutput:
-        if options.colors == int(SPIN):
-            while True:  # never calls back, never returns
-                sum(range(10_000))
-        if options.colors == int(SLOW):
-            end = time.monotonic() + SLOW_SECONDS
-            while time.monotonic() < end:
-                progress(Phase.BUILDING, 50)
-                if cancelled():
-                    raise ConversionCancelled("stopped")
-                time.sleep(0.05)
-        if options.colors == int(GREEDY):
-            hoard = []
-            while True:
-                hoard.append(bytearray(64 * 1024 * 1024))
-        return ConversionOutput(b'<svg xmlns="http://www.w3.org/2000/svg"/>', 64, 64, 2, False)
-
-
-def hostile_worker(settings: Settings) -> None:
-    """A supervised worker process with the hostile engine (spawned: module level)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from printjob_adapters.runner import worker_main
-
-    worker_main(settings, supervised=True, engine=HostileEngine())
 
 
 class Rig:
