@@ -231,6 +231,9 @@ class SqlJobs(_Repository):
             # The dialect's `FOR UPDATE SKIP LOCKED`, narrowed to `jobs`.
             skip = self.d.skip_locked.replace(" FOR UPDATE", " FOR UPDATE OF j")
         columns = ", ".join(f"j.{name.strip()}" for name in JOB_COLUMNS.split(","))
+        # PostgreSQL would pull the per-account figures up into the sort, computing them
+        # once per queued job; OFFSET 0 keeps them once per account (SQLite already does).
+        fence = " OFFSET 0" if self.d.row_locks else ""
         row = self._one(
             f"SELECT {columns} FROM jobs j JOIN ("
             "SELECT q.account_id, "
@@ -238,7 +241,7 @@ class SqlJobs(_Repository):
             "AND r.status = 'running') AS running, "
             "(SELECT max(f.finished_at) FROM jobs f WHERE f.account_id = q.account_id) AS served "
             "FROM (SELECT DISTINCT account_id FROM jobs WHERE status = 'queued') q"
-            ") a ON a.account_id = j.account_id WHERE j.status = 'queued' "
+            f"{fence}) a ON a.account_id = j.account_id WHERE j.status = 'queued' "
             f"ORDER BY a.running, a.served IS NOT NULL, a.served, j.seq LIMIT 1{skip}"
         )
         return None if row is None else self.rows.job(row)
