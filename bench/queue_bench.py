@@ -104,9 +104,12 @@ def main() -> None:
         fill(storage, args.queued, args.accounts, args.history)
         report("SQLite", storage, args.claims)
         storage.close()
-    url = os.environ.get("PRINTJOB_TEST_DATABASE_URL") or subprocess.run(
-        [str(ROOT / ".ci" / "postgres-up")], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    url = (
+        os.environ.get("PRINTJOB_TEST_DATABASE_URL")
+        or subprocess.run(
+            [str(ROOT / ".ci" / "postgres-up")], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     from tests.postgres_support import create_database, drop_database
 
     os.environ["PRINTJOB_TEST_DATABASE_URL"] = url
