@@ -164,3 +164,11 @@ def test_bootstrap_wires_everything(tmp_path: Path) -> None:
     assert again.engine is None
     assert again.operator.show_account(account.id).account.credits_balance == 3
     again.close()
+
+
+def test_worker_memory_cap_defaults_to_2_gib_and_may_be_off() -> None:
+    assert Settings.from_env({}).worker_memory_mb == 2048
+    assert Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "0"}).worker_memory_mb == 0
+    assert Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "512"}).worker_memory_mb == 512
+    with pytest.raises(SettingsError, match="PRINTJOB_WORKER_MEMORY_MB"):
+        Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "-1"})
