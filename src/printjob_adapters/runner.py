@@ -61,7 +61,7 @@ log = logging.getLogger("printjob.runner")
 #: Exit code of a runner process that gave up on an engine that stopped responding.
 EXIT_WEDGED = 3
 #: Seconds an engine asked to stop (cancel, budget, SIGTERM) has before its worker ends.
-STOP_GRACE_SECONDS = 1.0
+STOP_GRACE_SECONDS = 0.5
 #: The kernel alarm of a job fires this long after the budget and the grace have passed.
 ALARM_MARGIN_SECONDS = 5.0
 
@@ -341,7 +341,8 @@ class JobRunner:
             self._fail_for_time(state)
         if state.gone or state.timed_out or stop.is_set():
             return True
-        if now - state.last_check >= self.cancel_check_seconds:
+        # Every guard tick at most: the engine may never call back to look for itself.
+        if now - state.last_check >= min(self.cancel_check_seconds, self.guard_seconds):
             state.last_check = now
             try:
                 if not self.processing.still_running(state.claim):
