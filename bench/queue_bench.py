@@ -115,13 +115,14 @@ def main() -> None:
     os.environ["PRINTJOB_TEST_DATABASE_URL"] = url
     database = create_database(f"pjbench_{uuid.uuid4().hex[:12]}")
     try:
-        storage = open_postgres(database)
-        fill(storage, args.queued, args.accounts, args.history)
-        with storage.unit_of_work() as uow:
-            uow.jobs._change("ANALYZE jobs", ())
+        postgres = open_postgres(database)
+        fill(postgres, args.queued, args.accounts, args.history)
+        with postgres.unit_of_work() as uow:
+            jobs: Any = uow.jobs
+            jobs._change("ANALYZE jobs", ())
             uow.commit()
-        report("PostgreSQL", storage, args.claims)
-        storage.close()
+        report("PostgreSQL", postgres, args.claims)
+        postgres.close()
     finally:
         drop_database(database)
 
