@@ -56,7 +56,8 @@ def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
             "schema_version": PG_VERSION,
             "previous_version": 0,
         }
-        assert upgrade(tmp_path / "data", PRINTJOB_DATABASE_URL=url)["previous_version"] == 1
+        again = upgrade(tmp_path / "data", PRINTJOB_DATABASE_URL=url)
+        assert again["previous_version"] == PG_VERSION
         assert not (tmp_path / "data" / "printjob.sqlite3").exists()
     finally:
         drop_database(url)
