@@ -11,15 +11,25 @@ The loop:
 * every `maintenance_seconds`: `recover()` (running jobs whose lease passed are queued
   again or fail `interrupted`, design decision 9) and `sweep()` (result files past
   `expires_at` deleted, expired idempotency keys forgotten);
-* `claim()` the oldest queued job, or sleep `poll_seconds` (with a `JobSignal`, as on
+* `claim()` the next queued job in fair order, or sleep `poll_seconds` (with a `JobSignal`, as on
   PostgreSQL: wait for its wake-up call, polling every `signal_poll_seconds` anyway);
 * run the engine with a progress callback (throttled `report`, which also renews the
   lease) and a cancel check (a throttled `still_running` read);
-* a heartbeat thread renews the lease while a long stage reports nothing, and fails the
-  job when it passes its time budget (`Policy.job_time_budget_seconds`);
-* success -> `succeed`; `ConversionFailed` -> `fail` with its detail;
+* a guard thread, alive until the engine call returns whatever becomes of the job: it
+  renews the lease while a long stage reports nothing, looks for a cancel every
+  `cancel_check_seconds` even when the engine never calls back, fails the job when it
+  passes its time budget (`Policy.job_time_budget_seconds`), and notices a stop request;
+* success -> `succeed`; `ConversionFailed` -> `fail` with its detail; `MemoryError` (the
+  worker's memory cap, `PRINTJOB_WORKER_MEMORY_MB`) -> `fail` saying so;
   `ConversionCancelled` -> nothing (the job was canceled); any other exception -> `fail`
   with a useful detail, and the runner carries on with the next job.
+
+The kill guard: once the engine has been asked to stop (canceled, over budget, SIGTERM),
+it has `wedged_grace_seconds` to return; an engine that does not is never waited for: the
+guard hands a stopping worker's job back (a canceled or timed-out job is already final)
+and calls `on_wedged`, which ends the worker process (the supervisor starts a fresh one at
+once). Where the engine holds the interpreter so long that no thread runs, a kernel alarm
+armed for each job (`arm_alarm`) ends the process shortly after the budget anyway.
 
 Stopping (SIGTERM/SIGINT, or `stop` set): the runner claims nothing more, cancels its
 current job at the engine's next checkpoint and hands it back to the queue at once (its
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import gc
 import logging
 import os
 import signal
@@ -52,6 +63,10 @@ log = logging.getLogger("printjob.runner")
 
 #: Exit code of a runner process that gave up on an engine that stopped responding.
 EXIT_WEDGED = 3
+#: Seconds an engine asked to stop (cancel, budget, SIGTERM) has before its worker ends.
+STOP_GRACE_SECONDS = 0.5
+#: The kernel alarm of a job fires this long after the budget and the grace have passed.
+ALARM_MARGIN_SECONDS = 5.0
 
 
 class _JobState:
@@ -74,6 +89,8 @@ class _JobState:
         #: The job passed its time budget and was failed for it.
         self.timed_out = False
         self.failed_for_time = False
+        #: When the engine was first asked to stop (monotonic), or None.
+        self.stop_asked: float | None = None
         self.done = threading.Event()
 
 
@@ -90,8 +107,10 @@ class JobRunner:
         report_seconds: float = 0.5,
         cancel_check_seconds: float = 0.5,
         heartbeat_seconds: float | None = None,
-        wedged_grace_seconds: float = 60.0,
+        wedged_grace_seconds: float = STOP_GRACE_SECONDS,
         on_wedged: Callable[[], None] | None = None,
+        arm_alarm: Callable[[float], None] | None = None,
+        guard_seconds: float = 0.2,
         monotonic: Callable[[], float] = time.monotonic,
         job_signal: JobSignal | None = None,
         signal_poll_seconds: float = 1.0,
@@ -107,6 +126,8 @@ class JobRunner:
         self.heartbeat_seconds = heartbeat_seconds or max(0.2, min(10.0, lease / 3))
         self.wedged_grace_seconds = wedged_grace_seconds
         self.on_wedged = on_wedged
+        self.arm_alarm = arm_alarm
+        self.guard_seconds = max(0.01, min(guard_seconds, self.heartbeat_seconds))
         self.monotonic = monotonic
         self.job_signal = job_signal
         self.signal_poll_seconds = signal_poll_seconds
@@ -200,18 +221,27 @@ class JobRunner:
             )
             _count_finished(failed)
             return
-        heartbeat = threading.Thread(
+        guard = threading.Thread(
+            # The guard's log lines carry the job's context (job, account, request ids).
             target=contextvars.copy_context().run,
-            args=(self._heartbeat, state),
-            name=f"heartbeat-{job.id}",
+            args=(self._guard, state, stop),
+            name=f"guard-{job.id}",
             daemon=True,
         )
-        heartbeat.start()
+        if self.arm_alarm is not None:
+            self.arm_alarm(
+                self.policy.job_time_budget_seconds
+                + self.wedged_grace_seconds
+                + ALARM_MARGIN_SECONDS
+            )
+        guard.start()
         try:
             self._convert(state, image, stop)
         finally:
             state.done.set()
-            heartbeat.join(timeout=5)
+            if self.arm_alarm is not None:
+                self.arm_alarm(0)
+            guard.join(timeout=5)
 
     def _convert(self, state: _JobState, image: bytes, stop: threading.Event) -> None:
         claim = state.claim
@@ -235,6 +265,17 @@ class JobRunner:
         except ConversionFailed as failure:
             log.info("job %s: failed: %s", job_id, failure.detail)
             _count_finished(self.processing.fail(claim, failure.detail))
+            return
+        except MemoryError:
+            # The worker's memory cap: what the engine held is garbage now; the worker goes on.
+            gc.collect()
+            log.warning("job %s: failed, it reached the worker's memory cap", job_id)
+            failed = self.processing.fail(
+                claim,
+                "The job needed more memory than one job may use; nothing was charged. Try a "
+                "smaller image, fewer colors or a smaller size.",
+            )
+            _count_finished(failed)
             return
         except Exception as exc:
             log.exception("job %s: the engine raised an unexpected error", job_id)
@@ -315,31 +356,67 @@ class JobRunner:
     def _over_budget(self, state: _JobState) -> bool:
         return self.monotonic() - state.started > self.policy.job_time_budget_seconds
 
-    def _heartbeat(self, state: _JobState) -> None:
-        """Renew the lease while the engine works; enforce the time budget."""
-        budget = self.policy.job_time_budget_seconds
-        while not state.done.wait(self.heartbeat_seconds):
-            if state.gone:
+    def _guard(self, state: _JobState, stop: threading.Event) -> None:
+        """Until the engine returns: renew the lease, notice cancel, budget and stop requests,
+        and end the worker when an engine asked to stop does not."""
+        last_renewal = self.monotonic()
+        while not state.done.wait(self.guard_seconds):
+            now = self.monotonic()
+            if state.stop_asked is None:
+                if not self._should_stop(state, stop, now):
+                    if now - last_renewal >= self.heartbeat_seconds:
+                        last_renewal = now
+                        self._renew(state)
+                    continue
+                state.stop_asked = now
+            if now - state.stop_asked >= self.wedged_grace_seconds:
+                self._give_up(state, stop)
                 return
-            if self._over_budget(state):
-                if not state.timed_out:
-                    state.timed_out = True
-                    self._fail_for_time(state)
-                if self.monotonic() - state.started > budget + self.wedged_grace_seconds:
-                    log.critical(
-                        "job %s: the engine ignored its time budget for %.0f s more; "
-                        "stopping this worker process",
-                        state.claim.job.id,
-                        self.wedged_grace_seconds,
-                    )
-                    if self.on_wedged is not None:
-                        self.on_wedged()
-                        return
-                continue
-            with state.lock:
-                phase, percent = state.phase, state.percent
-                state.reported_phase, state.last_report = phase, self.monotonic()
-            self._report(state, phase, percent)
+
+    def _should_stop(self, state: _JobState, stop: threading.Event, now: float) -> bool:
+        """Whether the engine is to stop now: canceled (looked up when due), over budget,
+        or the worker is stopping."""
+        if self._over_budget(state) and not state.gone:
+            state.timed_out = True
+            self._fail_for_time(state)
+        if state.gone or state.timed_out or stop.is_set():
+            return True
+        # Every guard tick at most: the engine may never call back to look for itself.
+        if now - state.last_check >= min(self.cancel_check_seconds, self.guard_seconds):
+            state.last_check = now
+            try:
+                if not self.processing.still_running(state.claim):
+                    state.gone = True
+            except Exception:
+                log.warning("job %s: cancel check failed", state.claim.job.id, exc_info=True)
+        return state.gone
+
+    def _renew(self, state: _JobState) -> None:
+        with state.lock:
+            phase, percent = state.phase, state.percent
+            state.reported_phase, state.last_report = phase, self.monotonic()
+        self._report(state, phase, percent)
+
+    def _give_up(self, state: _JobState, stop: threading.Event) -> None:
+        """The engine ignored a request to stop: end this worker rather than wait for it."""
+        job_id = state.claim.job.id
+        if state.gone:
+            why = "its job was canceled"
+        elif state.timed_out:
+            why = "its job passed its time budget"
+        else:
+            why = "the worker is stopping"
+            with contextlib.suppress(Exception):
+                self._hand_back(state.claim)
+        log.critical(
+            "job %s: the engine did not stop within %.1f s after %s; ending this worker "
+            "process so that a fresh one takes its place",
+            job_id,
+            self.wedged_grace_seconds,
+            why,
+        )
+        if self.on_wedged is not None:
+            self.on_wedged()
 
     def _fail_for_time(self, state: _JobState) -> None:
         with state.lock:
@@ -400,6 +477,26 @@ def _die_with_parent() -> None:
         libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
+def cap_memory(megabytes: int) -> None:
+    """Cap this process's address space (0: no cap): past it an allocation raises
+    MemoryError, which fails the job in hand, instead of the machine running out."""
+    if megabytes <= 0:
+        return
+    import resource
+
+    limit = megabytes * 1024 * 1024
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _arm_alarm(seconds: float) -> None:
+    """SIGALRM with its default action ends the process from the kernel, even while the
+    engine holds the interpreter; 0 disarms it."""
+    signal.setitimer(signal.ITIMER_REAL, max(0.0, seconds))
+
+
 def install_stop_signals(stop: threading.Event) -> None:
     """SIGTERM and SIGINT set `stop` (the current job is handed back, see above)."""
 
@@ -411,17 +508,20 @@ def install_stop_signals(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def worker_main(settings: Any, supervised: bool = True) -> None:
+def worker_main(settings: Any, supervised: bool = True, engine: Engine | None = None) -> None:
     """Body of one worker process: bootstrap, then run the loop until signalled.
 
     `settings` is a `printjob_adapters.settings.Settings`. A supervised worker also
-    stops when its parent (the server) is gone.
+    stops when its parent (the server) is gone. `engine` replaces the tracing engine
+    (the reliability tests' hostile engines).
     """
     from printjob_adapters.bootstrap import bootstrap
 
     configure_logging(settings.log_format)
     stop = threading.Event()
     install_stop_signals(stop)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    cap_memory(settings.worker_memory_mb)
     parent = os.getppid()
     if supervised:
         _die_with_parent()
@@ -433,14 +533,16 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
                     stop.set()
 
         threading.Thread(target=watch_parent, name="watch-parent", daemon=True).start()
-    container = bootstrap(settings)
+    container = bootstrap(settings, engine=engine)
     if container.engine is None:
         raise SystemExit("printjob worker: the tracing engine could not be loaded")
     wake = container.storage.job_signal()
     runner = JobRunner(
         container.processing,
         container.engine,
-        on_wedged=lambda: os._exit(EXIT_WEDGED),
+        # A worker asked to stop exits as asked; any other gives up to be replaced.
+        on_wedged=lambda: os._exit(0 if stop.is_set() else EXIT_WEDGED),
+        arm_alarm=_arm_alarm,
         job_signal=wake,
     )
     try:
@@ -451,4 +553,4 @@ def worker_main(settings: Any, supervised: bool = True) -> None:
         container.close()
 
 
-__all__ = ["EXIT_WEDGED", "JobRunner", "install_stop_signals", "worker_main"]
+__all__ = ["EXIT_WEDGED", "JobRunner", "cap_memory", "install_stop_signals", "worker_main"]

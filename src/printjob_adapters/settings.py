@@ -38,6 +38,7 @@ DATABASE_POOL_SIZE = "PRINTJOB_DATABASE_POOL_SIZE"
 BLOBS = "PRINTJOB_BLOBS"
 METRICS_TOKEN = "PRINTJOB_METRICS_TOKEN"
 LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
+WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -63,6 +64,7 @@ KNOWN_VARIABLES = frozenset(
         BLOBS,
         METRICS_TOKEN,
         LOG_FORMAT,
+        WORKER_MEMORY_MB,
     }
 )
 
@@ -134,6 +136,10 @@ class Settings:
     metrics_token: str | None = attrs.field(default=None, repr=False)
     #: `text` (one line per record) or `json` (one JSON object per line).
     log_format: str = "text"
+    #: Address-space cap of each worker process in MiB (0: none). A job that reaches it
+    #: fails `processing_failed`; the worker lives on. 2 GiB fits the largest images with
+    #: room to spare and keeps a handful of workers well inside a 24 GB machine.
+    worker_memory_mb: int = 2048
 
     @property
     def database_path(self) -> Path:
@@ -281,6 +287,7 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         blobs=blobs,
         metrics_token=metrics_token,
         log_format=log_format,
+        worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -200,6 +201,9 @@ class _Keys:
         self.state.keys[key.id] = key
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 class _Jobs:
     def __init__(self, state: _State) -> None:
         self.state = state
@@ -226,7 +230,20 @@ class _Jobs:
         return len(self.unfinished_for(account_id))
 
     def next_queued(self) -> Job | None:
-        return next((j for j in self._all() if j.status is JobStatus.QUEUED), None)
+        jobs = self._all()
+        running = Counter(j.account_id for j in jobs if j.status is JobStatus.RUNNING)
+        served: dict[str, datetime] = {}
+        for j in jobs:
+            if j.finished_at is not None:
+                served[j.account_id] = max(j.finished_at, served.get(j.account_id, j.finished_at))
+
+        def rank(entry: tuple[int, Job]) -> tuple[int, bool, datetime, int]:
+            seq, job = entry
+            last = served.get(job.account_id)
+            return (running[job.account_id], last is not None, last or _EPOCH, seq)
+
+        queued = [(seq, j) for seq, j in enumerate(jobs) if j.status is JobStatus.QUEUED]
+        return min(queued, key=rank)[1] if queued else None
 
     def running_with_lease_before(self, moment: datetime) -> list[Job]:
         return [

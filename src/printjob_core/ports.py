@@ -156,7 +156,16 @@ class JobRepository(Protocol):
     def count_unfinished(self, account_id: str) -> int: ...
 
     def next_queued(self) -> Job | None:
-        """The oldest queued job, locked for this transaction (skipping rows others hold)."""
+        """The next queued job in fair order, locked for this transaction (skipping rows
+        others hold).
+
+        Fair order, by account first: the account with the fewest running jobs, then the
+        one served longest ago (its last job ended earliest; never: first), then the oldest
+        job (the order jobs were added; a job queued again keeps its place). So accounts
+        take turns: an account's queued job goes before the next job of an account that is
+        running one or has just had one, and a slow or hostile account delays the others by
+        at most one job's run.
+        """
         ...
 
     def running_with_lease_before(self, moment: datetime) -> list[Job]:

@@ -9,7 +9,7 @@ service of `printjob_core.services`, and its description in `printjob_http.opena
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from litestar import Request, get, post
@@ -41,6 +41,13 @@ log = logging.getLogger("printjob.http")
 #: The `Shell` as Litestar injects it (`create_app` provides it): by name, and as it is,
 #: since it is ours and not a request's input to validate.
 Injected = NamedDependency[SkipValidation[Shell]]
+#: The status the access log records for a request whose client left before it was read
+#: whole (nginx's "client closed request"); nothing is sent, the client is gone.
+CLIENT_CLOSED_REQUEST = 499
+
+
+class ClientDisconnected(Exception):
+    """The client went away in the middle of its upload: nothing to answer, nothing stored."""
 
 
 async def _authenticate(request: Request[Any, Any, Any], shell: Shell) -> Account:
@@ -60,12 +67,18 @@ async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Acc
     limit = shell.policy.max_upload_bytes
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    # The ASGI messages themselves: Litestar's stream() reports a disconnect as a 500.
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnected
+        chunk = cast(bytes, message.get("body", b""))
         size += len(chunk)
         if size > limit:
             raise await _refuse(shell, account, body_too_large(shell.policy))
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def _parse_and_submit(
@@ -91,7 +104,11 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         multipart.boundary_of(content_type)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
-    body = await _read_body(request, shell, account)
+    try:
+        body = await _read_body(request, shell, account)
+    except ClientDisconnected:
+        log.info("client went away during its upload to %s; nothing stored", request.url.path)
+        return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
     key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
     request_id = request.scope.get(REQUEST_ID)
     submission = await in_thread(

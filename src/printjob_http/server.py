@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ log = logging.getLogger("printjob.server")
 DEMO_CREDITS = 20
 #: Seconds a stopping worker gets to hand its job back before it is killed.
 STOP_GRACE_SECONDS = 10.0
+#: Exit codes of a worker that ended itself on purpose: its runner's kill guard
+#: (`runner.EXIT_WEDGED`) or the kernel alarm of a job past its budget (SIGALRM).
+_REPLACE_AT_ONCE = frozenset({3, -signal.SIGALRM})
 
 
 def configure_logging(log_format: str = "text") -> None:
@@ -57,8 +61,16 @@ def _supervised_worker(settings: Settings) -> None:
 class Supervisor:
     """Keeps `count` worker processes alive until `stop()`."""
 
-    def __init__(self, settings: Settings, count: int, check_seconds: float = 0.5) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        count: int,
+        check_seconds: float = 0.2,
+        target: Callable[[Settings], None] = _supervised_worker,
+    ) -> None:
         self.settings = settings
+        #: What each worker process runs (a module-level function: processes are spawned).
+        self.target = target
         self.count = count
         self.check_seconds = check_seconds
         self._context = multiprocessing.get_context("spawn")
@@ -90,7 +102,7 @@ class Supervisor:
 
     def _spawn(self, index: int) -> None:
         process = self._context.Process(
-            target=_supervised_worker,
+            target=self.target,
             args=(self.settings,),
             name=f"printjob-worker-{index + 1}",
             daemon=False,
@@ -118,6 +130,19 @@ class Supervisor:
                 if process is not None and process.is_alive():
                     continue
                 now = time.monotonic()
+                if process is not None and process.exitcode in _REPLACE_AT_ONCE:
+                    # The worker ended itself because its engine would not stop (a canceled
+                    # or timed-out job): a fresh one at once, whatever jobs asked for it.
+                    log.warning(
+                        "worker %d (pid %s) ended itself (exit %s); replacing it",
+                        index + 1,
+                        process.pid,
+                        process.exitcode,
+                    )
+                    process.close()
+                    self._processes[index] = None
+                    self._spawn(index)
+                    continue
                 if process is not None:
                     log.warning(
                         "worker %d (pid %s) exited with %s",

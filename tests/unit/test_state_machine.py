@@ -21,6 +21,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -432,14 +433,33 @@ class CoreMachine(RuleBasedStateMachine):
     # -- workers --
 
     def _claim(self) -> Claim | None:
-        queued = [j for j in self.jobs.values() if j.status is JobStatus.QUEUED]
+        jobs = list(self.jobs.values())
+        running = Counter(j.account_id for j in jobs if j.status is JobStatus.RUNNING)
+        # When each account's last job ended (the invariants check the stored times).
+        served: dict[str, datetime] = {}
+        for j in jobs:
+            ended = self._stored(j.id).finished_at
+            if ended is not None:
+                served[j.account_id] = max(ended, served.get(j.account_id, ended))
+        queued = [
+            (
+                running[j.account_id],
+                j.account_id in served,
+                served.get(j.account_id, datetime.min),
+                n,
+            )
+            for n, j in enumerate(jobs)
+            if j.status is JobStatus.QUEUED
+        ]
         claim = self.runner.claim()
         if not queued:
             assert claim is None
             return None
-        expected = queued[0]
+        expected = jobs[min(queued)[-1]]
         assert claim is not None
-        assert claim.job.id == expected.id, "jobs are claimed oldest first"
+        assert claim.job.id == expected.id, (
+            "jobs are claimed in fair order (JobRepository.next_queued)"
+        )
         expected.status = JobStatus.RUNNING
         expected.attempts += 1
         expected.lease_until = self.clock.now() + LEASE

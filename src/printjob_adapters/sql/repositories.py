@@ -256,12 +256,28 @@ class SqlJobs(_Repository):
         return 0 if row is None else int(row["n"])
 
     def next_queued(self) -> Job | None:
-        # The queue: the oldest queued job nobody else holds (with row locks; SQLite's write
-        # transaction holds every row). A job another transaction changed meanwhile is
-        # re-checked against `status = 'queued'` under the lock.
-        skip = self.d.skip_locked if self.locking else ""
+        # The fair queue (see the port). Per account with queued jobs: its running jobs and
+        # when its last job ended (one probe of `jobs_account_finished` each); then its
+        # oldest job. The lock applies to `jobs` alone: PostgreSQL skips rows another
+        # claimer holds and takes the next in fair order, re-checking `status = 'queued'`
+        # under the lock; SQLite's write transaction holds every row.
+        skip = ""
+        if self.locking:
+            # The dialect's `FOR UPDATE SKIP LOCKED`, narrowed to `jobs`.
+            skip = self.d.skip_locked.replace(" FOR UPDATE", " FOR UPDATE OF j")
+        columns = ", ".join(f"j.{name.strip()}" for name in JOB_COLUMNS.split(","))
+        # PostgreSQL would pull the per-account figures up into the sort, computing them
+        # once per queued job; OFFSET 0 keeps them once per account (SQLite already does).
+        fence = " OFFSET 0" if self.d.row_locks else ""
         row = self._one(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE status = 'queued' ORDER BY seq LIMIT 1{skip}"
+            f"SELECT {columns} FROM jobs j JOIN ("
+            "SELECT q.account_id, "
+            "(SELECT count(*) FROM jobs r WHERE r.account_id = q.account_id "
+            "AND r.status = 'running') AS running, "
+            "(SELECT max(f.finished_at) FROM jobs f WHERE f.account_id = q.account_id) AS served "
+            "FROM (SELECT DISTINCT account_id FROM jobs WHERE status = 'queued') q"
+            f"{fence}) a ON a.account_id = j.account_id WHERE j.status = 'queued' "
+            f"ORDER BY a.running, a.served IS NOT NULL, a.served, j.seq LIMIT 1{skip}"
         )
         return None if row is None else self.rows.job(row)
 

@@ -166,12 +166,19 @@ def _job_request_ids(d: Dialect) -> tuple[str, ...]:
     return ("ALTER TABLE jobs ADD COLUMN request_id TEXT",)
 
 
+def _fair_queue_index(d: Dialect) -> tuple[str, ...]:
+    """When each account's last job ended, in one index probe: the fair queue's tie-break
+    (`jobs.next_queued`)."""
+    return ("CREATE INDEX jobs_account_finished ON jobs (account_id, finished_at)",)
+
+
 #: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
 MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (
     _version_1,
     _database_blobs,
     _credit_ledger,
     _job_request_ids,
+    _fair_queue_index,
 )
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)

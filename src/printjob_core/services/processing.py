@@ -78,7 +78,8 @@ class JobProcessing:
         self.sightings: SightingsStore = MemorySightings() if sightings is None else sightings
 
     def claim(self) -> Claim | None:
-        """Take the oldest queued job: queued -> running, under a lease."""
+        """Take the next queued job in fair order (`JobRepository.next_queued`): queued ->
+        running, under a lease."""
         now = self.ports.clock.now()
         with self.ports.uow() as uow:
             job = uow.jobs.next_queued()

@@ -241,3 +241,95 @@ def test_run_loop_stops_when_told(world: World) -> None:
     thread.join(timeout=5)
     assert not thread.is_alive()
     assert world.job(job_id).status is JobStatus.SUCCEEDED
+
+
+def test_cancel_is_noticed_and_the_worker_given_up_when_the_engine_never_calls_back(
+    world: World,
+) -> None:
+    job_id = world.submit()
+    wedged = threading.Event()
+    release = threading.Event()
+
+    def body(progress: ProgressCallback, cancelled: CancelCheck) -> ConversionOutput:
+        world.api.cancel(world.account_of(job_id), job_id)
+        release.wait(5)  # never calls back; returns only once the guard gave up
+        return OUTPUT
+
+    def on_wedged() -> None:
+        wedged.set()
+        release.set()
+
+    started = time.monotonic()
+    runner(
+        world, body, cancel_check_seconds=0.2, wedged_grace_seconds=0.3, on_wedged=on_wedged
+    ).run_once()  # type: ignore[arg-type]
+    assert wedged.is_set()
+    assert time.monotonic() - started < 2.0
+    job = world.job(job_id)
+    assert job.status is JobStatus.CANCELED  # the late success was dropped
+    assert (world.account_of(job_id).credits_balance, job.credits_charged) == (5, 0)
+
+
+def test_a_canceled_job_keeps_its_budget_guard(world: World) -> None:
+    # The cancel is seen at a callback, then the engine ignores it and runs on: the guard
+    # still gives the worker up after the grace.
+    job_id = world.submit()
+    wedged = threading.Event()
+
+    def body(progress: ProgressCallback, cancelled: CancelCheck) -> ConversionOutput:
+        world.api.cancel(world.account_of(job_id), job_id)
+        assert cancelled()
+        wedged.wait(5)
+        return OUTPUT
+
+    runner(world, body, wedged_grace_seconds=0.3, on_wedged=wedged.set).run_once()  # type: ignore[arg-type]
+    assert wedged.is_set()
+    assert world.job(job_id).status is JobStatus.CANCELED
+
+
+def test_stop_hands_back_and_gives_up_when_the_engine_ignores_it(world: World) -> None:
+    job_id = world.submit()
+    stop = threading.Event()
+    wedged = threading.Event()
+
+    def body(progress: ProgressCallback, cancelled: CancelCheck) -> ConversionOutput:
+        stop.set()
+        wedged.wait(5)  # ignores the stop, never calls back
+        return OUTPUT
+
+    engine_runner = runner(world, body, wedged_grace_seconds=0.3, on_wedged=wedged.set)  # type: ignore[arg-type]
+    claim = world.processing.claim()
+    assert claim is not None
+    started = time.monotonic()
+    engine_runner.process(claim, stop)
+    assert wedged.is_set() and time.monotonic() - started < 2.0
+    job = world.job(job_id)
+    assert job.status is JobStatus.QUEUED  # handed back; the late success was dropped
+    assert world.account_of(job_id).credits_held == 1
+
+
+def test_memory_error_fails_the_job_and_the_runner_goes_on(world: World) -> None:
+    first, second = world.submit(), world.submit()
+    calls: list[int] = []
+
+    def body(progress: ProgressCallback, cancelled: CancelCheck) -> ConversionOutput:
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError
+        return OUTPUT
+
+    engine_runner = runner(world, body)
+    assert engine_runner.run_once() and engine_runner.run_once()
+    failed = world.job(first)
+    assert failed.status is JobStatus.FAILED
+    assert failed.error is not None and "more memory than one job may use" in failed.error.detail
+    assert world.account_of(first).credits_balance == 5
+    assert world.job(second).status is JobStatus.SUCCEEDED
+
+
+def test_each_job_arms_and_disarms_the_kernel_alarm(world: World) -> None:
+    world.submit()
+    alarms: list[float] = []
+    engine_runner = runner(world, lambda progress, cancelled: OUTPUT, arm_alarm=alarms.append)  # type: ignore[arg-type]
+    assert engine_runner.run_once()
+    assert alarms[0] > world.processing.policy.job_time_budget_seconds and alarms[1:] == [0]

@@ -218,3 +218,11 @@ def test_log_format_and_metrics_token() -> None:
     with pytest.raises(SettingsError, match="PRINTJOB_METRICS_TOKEN") as refused:
         Settings.from_env({"PRINTJOB_METRICS_TOKEN": "short-secret"})
     assert "short-secret" not in str(refused.value)
+
+
+def test_worker_memory_cap_defaults_to_2_gib_and_may_be_off() -> None:
+    assert Settings.from_env({}).worker_memory_mb == 2048
+    assert Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "0"}).worker_memory_mb == 0
+    assert Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "512"}).worker_memory_mb == 512
+    with pytest.raises(SettingsError, match="PRINTJOB_WORKER_MEMORY_MB"):
+        Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "-1"})

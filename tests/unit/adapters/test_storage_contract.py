@@ -457,6 +457,76 @@ def test_a_job_keeps_the_request_id_that_submitted_it(storage: Storage) -> None:
     assert second is not None and second.request_id is None
 
 
+def test_next_queued_is_fair_across_accounts(storage: Storage) -> None:
+    first, second, third = account(1), account(2), account(3)
+    for acct in (first, second, third):
+        add_account(storage, acct)
+    running = {"status": JobStatus.RUNNING, "phase": Phase.ANALYSING}
+    with storage.unit_of_work() as uow:
+        uow.jobs.add(job(1, first.id, **running))
+        for n in (2, 3):
+            uow.jobs.add(job(n, first.id))
+        uow.jobs.add(job(4, second.id))
+        uow.jobs.add(job(5, third.id, **running))
+        uow.jobs.add(job(6, second.id))
+        uow.jobs.add(job(7, third.id))
+        uow.commit()
+
+    def claim() -> int:
+        with storage.unit_of_work() as uow:
+            nxt = uow.jobs.next_queued()
+            assert nxt is not None
+            uow.jobs.save(attrs.evolve(nxt, status=JobStatus.RUNNING))
+            uow.commit()
+        return int(nxt.id.removeprefix("job_"), 16)
+
+    def finish(n: int, account_id: str, at: int) -> None:
+        with storage.unit_of_work() as uow:
+            done = job(n, account_id, status=JobStatus.FAILED, phase=None)
+            uow.jobs.save(attrs.evolve(done, finished_at=T0 + timedelta(seconds=at)))
+            uow.commit()
+
+    # Fewest running first: account 2 (none running) before account 1's older jobs.
+    assert claim() == 4
+    # All three run one: the oldest job (account 1's) goes first.
+    assert claim() == 2
+    # Accounts 2 and 3 run one each, account 1 two: account 2's or 3's, the oldest.
+    assert claim() == 6
+    # Nothing runs any more; account 1 was served last, account 3 longest ago, account 2
+    # never finished a job: account 2 is empty, so account 3, then account 1.
+    for n, acct, at in ((1, first, 30), (2, first, 31), (4, second, 32), (6, second, 33)):
+        finish(n, acct.id, at)
+    finish(5, third.id, 20)
+    assert claim() == 7
+    finish(7, third.id, 40)
+    assert claim() == 3
+    with storage.unit_of_work() as uow:
+        assert uow.jobs.next_queued() is None
+
+
+def test_next_queued_takes_turns_when_nothing_runs(storage: Storage) -> None:
+    # One worker: account 1 queued three jobs, then account 2 one; once account 1's first
+    # job has ended, account 2's job goes before account 1's next.
+    first, second = account(1), account(2)
+    add_account(storage, first)
+    add_account(storage, second)
+    with storage.unit_of_work() as uow:
+        for n in (1, 2, 3):
+            uow.jobs.add(job(n, first.id))
+        uow.jobs.add(job(4, second.id))
+        uow.commit()
+    order = []
+    for at in (10, 20, 30, 40):
+        with storage.unit_of_work() as uow:
+            nxt = uow.jobs.next_queued()
+            assert nxt is not None
+            finished = {"status": JobStatus.SUCCEEDED, "phase": None}
+            uow.jobs.save(attrs.evolve(nxt, finished_at=T0 + timedelta(seconds=at), **finished))
+            uow.commit()
+        order.append(int(nxt.id.removeprefix("job_"), 16))
+    assert order == [1, 4, 2, 3]
+
+
 def test_next_queued_is_the_oldest_by_insertion(storage: Storage) -> None:
     add_account(storage)
     # Created-at order deliberately differs from insertion order: FIFO is by insertion.

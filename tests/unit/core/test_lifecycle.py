@@ -140,12 +140,13 @@ def test_disabling_account_cancels_its_unfinished_jobs_only(world: World):
     account = world.account(credits=5, active_jobs_max=5)
     other = world.account(credits=5)
     jobs = [world.submit(account, image=f"IMG PNG 100 100 {i}".encode()).job for i in range(4)]
-    other_job = world.submit(other).job
     succeeded = world.claim()
     assert succeeded.job.id == jobs[0].id
     world.runner.succeed(succeeded, output())
     running = world.claim()
     assert running.job.id == jobs[1].id
+    # Queued after the claims: the fair queue would otherwise run it before jobs[1].
+    other_job = world.submit(other).job
     changed = world.operator.disable_account(account.id)
     assert sorted(j.id for j in changed) == sorted(j.id for j in jobs[1:])
     for job in jobs[1:]:
