@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -333,7 +334,11 @@ async def _convert_one(
                 job = await _submit(client, index, data, fields, attempt, progress)
                 if job.replayed and _ended_by_chance(job) and attempt + 1 < KEY_ATTEMPTS:
                     continue
+                replayed = job.replayed
                 job = await client.wait(job, lambda j: progress.update(index, j))
+                # Whether the submission found an earlier run's job is the submit answer's
+                # fact; the polls that follow do not repeat it.
+                job = dataclasses.replace(job, replayed=replayed)
             if not job.succeeded:
                 progress.fail(index, _why(job))
                 return None

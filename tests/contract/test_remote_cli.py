@@ -97,11 +97,13 @@ def test_an_interrupted_run_is_picked_up_without_paying_twice(
         text=True,
     )
     assert process.stderr is not None
-    queued = 0
+    queued: set[str] = set()
     deadline = time.monotonic() + 60
-    while queued < 2 and time.monotonic() < deadline:  # both submitted, first poll 5 s away
+    while len(queued) < 2 and time.monotonic() < deadline:  # both submitted, polls 5 s away
         line = process.stderr.readline()
-        queued += line.endswith("queued 0%\n")
+        if line.endswith(" queued 0%\n"):  # "printjob: <file>: queued 0%": one per file
+            queued.add(line.rsplit(": ", 1)[0])
+    assert len(queued) == 2, queued
     process.send_signal(signal.SIGINT)
     _, rest = process.communicate(timeout=30)
     assert process.returncode == 130
