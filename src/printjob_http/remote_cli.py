@@ -472,7 +472,8 @@ class Progress:
         facts = ""
         if job.result is not None:
             r = job.result
-            facts = f" ({r.format} {r.width}x{r.height} px, {r.colors} colours"
+            plural = "" if r.colors == 1 else "s"
+            facts = f" ({r.format} {r.width}x{r.height} px, {r.colors} colour{plural}"
             facts += ", background removed)" if r.background_removed else ")"
         reused = ", from an earlier run" if job.replayed else ""
         self._print(f"wrote {target}{facts}{reused}", self.out)

@@ -97,9 +97,10 @@ def run_trace(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(EXIT_FAILED, f"cannot write {args.output}: {exc.strerror or exc}")
     removed = ", background removed" if output.background_removed else ""
+    colours = f"{output.colors} colour" + ("" if output.colors == 1 else "s")
     print(
         f"wrote {os.fspath(args.output)}: {options.format.value} {output.width}x{output.height} "
-        f"px at {options.effective_dpi} dpi, {output.colors} colours{removed}"
+        f"px at {options.effective_dpi} dpi, {colours}{removed}"
     )
     return EXIT_OK
 
