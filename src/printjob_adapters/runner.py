@@ -343,15 +343,19 @@ class JobRunner:
         if self._over_budget(state):
             state.timed_out = True
             return True
-        now = self.monotonic()
-        if now - state.last_check >= self.cancel_check_seconds:
-            state.last_check = now
-            try:
-                if not self.processing.still_running(state.claim):
-                    state.gone = True
-            except Exception:
-                log.warning("job %s: cancel check failed", state.claim.job.id, exc_info=True)
+        self._look_for_cancel(state, self.monotonic(), self.cancel_check_seconds)
         return state.gone
+
+    def _look_for_cancel(self, state: _JobState, now: float, every: float) -> None:
+        """Ask storage whether the job is still running, at most once per `every` seconds."""
+        if now - state.last_check < every:
+            return
+        state.last_check = now
+        try:
+            if not self.processing.still_running(state.claim):
+                state.gone = True
+        except Exception:
+            log.warning("job %s: cancel check failed", state.claim.job.id, exc_info=True)
 
     def _over_budget(self, state: _JobState) -> bool:
         return self.monotonic() - state.started > self.policy.job_time_budget_seconds
@@ -382,13 +386,7 @@ class JobRunner:
         if state.gone or state.timed_out or stop.is_set():
             return True
         # Every guard tick at most: the engine may never call back to look for itself.
-        if now - state.last_check >= min(self.cancel_check_seconds, self.guard_seconds):
-            state.last_check = now
-            try:
-                if not self.processing.still_running(state.claim):
-                    state.gone = True
-            except Exception:
-                log.warning("job %s: cancel check failed", state.claim.job.id, exc_info=True)
+        self._look_for_cancel(state, now, min(self.cancel_check_seconds, self.guard_seconds))
         return state.gone
 
     def _renew(self, state: _JobState) -> None:
