@@ -44,8 +44,8 @@ _NEXT_STEP: dict[str, tuple[str, str]] = {
     "insufficient_credits": (
         "The account's available credits (balance minus what unfinished jobs hold) are "
         "below the cost of one job.",
-        "Buy credits, or wait for unfinished jobs to end (a failed or canceled job gives "
-        "its credit back).",
+        "Have credits added to the account, or wait for unfinished jobs to end (a failed or "
+        "canceled job gives its credit back).",
     ),
     "invalid_parameter": (
         "A form field or header is missing, unknown, or has a value the API does not take. "
