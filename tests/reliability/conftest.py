@@ -53,14 +53,17 @@ def secure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
     yield from start_server(tmp_path_factory, "secure", 1, PRINTJOB_TRUSTED_PROXIES="127.0.0.1")
 
 
-_operators: dict[int, Any] = {}
+#: Operator services by the server's data directory. Not by `id(server)`: a server object
+#: that was stopped and collected may hand its id to a new one, whose keys would then be
+#: made in the old server's database.
+_operators: dict[Path, Any] = {}
 
 
 def new_account(server: ServerProcess, credits: int = 10, active_jobs_max: int = 10) -> Client:
     """A fresh account with one key; the operator services are bootstrapped once per server."""
-    operator = _operators.get(id(server))
+    operator = _operators.get(server.data_dir)
     if operator is None:
-        operator = _operators[id(server)] = server.operator()
+        operator = _operators[server.data_dir] = server.operator()
     account = operator.create_account(credits, active_jobs_max)
     _key, secret = operator.create_key(account.id)
     return Client(server, account.id, secret)
