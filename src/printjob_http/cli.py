@@ -317,23 +317,24 @@ def cmd_accounts_enable(args: argparse.Namespace) -> int:
 # -- credits --
 
 
+def _balance(account: Account) -> str:
+    return (
+        f"balance {account.credits_balance} "
+        f"({account.credits_available} available, {account.credits_held} held)"
+    )
+
+
 def cmd_credits_add(args: argparse.Namespace) -> int:
     amount = _whole_number(args.amount, "the amount", minimum=1)
     account = _container().operator.add_credits(args.account_id, amount, args.reason)
-    print(
-        f"added {amount} credits to {account.id}: balance {account.credits_balance} "
-        f"({account.credits_available} available, {account.credits_held} held)"
-    )
+    print(f"added {amount} credits to {account.id}: {_balance(account)}")
     return EXIT_OK
 
 
 def cmd_credits_remove(args: argparse.Namespace) -> int:
     amount = _whole_number(args.amount, "the amount", minimum=1)
     account = _container().operator.remove_credits(args.account_id, amount, args.reason)
-    print(
-        f"removed {amount} credits from {account.id}: balance {account.credits_balance} "
-        f"({account.credits_available} available, {account.credits_held} held)"
-    )
+    print(f"removed {amount} credits from {account.id}: {_balance(account)}")
     return EXIT_OK
 
 
