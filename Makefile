@@ -45,6 +45,8 @@ system-deps:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ghostscript poppler-utils curl openssl nginx >/dev/null; }
 	@command -v node >/dev/null && command -v php >/dev/null && php -r 'exit(extension_loaded("curl") ? 0 : 1);' || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs php-cli php-curl >/dev/null; }
+	@command -v chromium >/dev/null && command -v tesseract >/dev/null && test -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium tesseract-ocr tesseract-ocr-eng fonts-dejavu-core >/dev/null; }
 
 # A throwaway PostgreSQL on loopback for the tests; prints its URL.
 postgres:
