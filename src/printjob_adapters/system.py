@@ -35,5 +35,11 @@ class RandomIds:
         body = "".join(secrets.choice(KEY_ALPHABET) for _ in range(KEY_LENGTH - len(KEY_PREFIX)))
         return KEY_PREFIX + body
 
+    def person_id(self) -> str:
+        return "person_" + secrets.token_hex(12)
+
+    def secret_token(self) -> str:
+        return secrets.token_urlsafe(32)
+
 
 __all__ = ["RandomIds", "SystemClock"]

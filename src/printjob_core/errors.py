@@ -7,6 +7,7 @@ are never an HTTP answer.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import ClassVar
 
 
@@ -167,3 +168,85 @@ class ConversionFailed(PrintjobError):
 
 class ConversionCancelled(PrintjobError):
     """The engine stopped because its job was canceled; there is no result."""
+
+
+class WebsiteError(PrintjobError):
+    """A refusal on the website: a stable `code`, the HTTP status the page answers with,
+    and a `detail` written for a person, which the page shows as it is."""
+
+    code: ClassVar[str] = "website_error"
+    status: ClassVar[int] = 400
+
+    def __init__(self, detail: str, *, retry_after: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.retry_after = retry_after
+
+
+class NotSignedIn(WebsiteError):
+    """No session cookie, or one that is unknown, expired, or of a disabled account: the
+    page asks the person to sign in."""
+
+    code, status = "not_signed_in", 401
+
+
+class BadCredentials(WebsiteError):
+    """The email or the password is wrong; one wording for both, so the form does not
+    tell who has an account."""
+
+    code, status = "bad_credentials", 401
+
+
+class SignInThrottled(WebsiteError):
+    """Too many failed sign-ins from this address or for this email: guessing stops here,
+    even with the right password, for `retry_after` seconds."""
+
+    code, status = "sign_in_throttled", 429
+
+
+class SignUpClosed(WebsiteError):
+    """The operator turned self sign-up off (`PRINTJOB_SIGNUP=closed`); invites still work."""
+
+    code, status = "sign_up_closed", 403
+
+
+class EmailTaken(WebsiteError):
+    """Someone already signs in with this email."""
+
+    code, status = "email_taken", 409
+
+
+class PasswordRejected(WebsiteError):
+    """The new password breaks the policy; the detail says which rule."""
+
+    code, status = "password_rejected", 400
+
+
+class InviteInvalid(WebsiteError):
+    """The invite link is unknown, used already, or expired."""
+
+    code, status = "invite_invalid", 404
+
+
+class KeyLimitReached(WebsiteError):
+    """The account has the most live API keys it may have; one must be revoked first."""
+
+    code, status = "key_limit_reached", 409
+
+
+class QuotaExhausted(WebsiteError):
+    """A free account has used its website downloads for the UTC day; `resets_at` says
+    when the next one is allowed."""
+
+    code, status = "quota_exhausted", 429
+
+    def __init__(self, detail: str, *, resets_at: datetime, retry_after: int) -> None:
+        super().__init__(detail, retry_after=retry_after)
+        self.resets_at = resets_at
+
+
+class SignInDisabled(WebsiteError):
+    """The operator disabled the account: its people cannot sign in (the right password
+    is needed to learn this, so it tells a guesser nothing)."""
+
+    code, status = "account_disabled", 403

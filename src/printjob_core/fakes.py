@@ -8,11 +8,13 @@ database. Production never uses them.
 from __future__ import annotations
 
 import copy
+import hashlib
+import hmac
 import itertools
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from types import TracebackType
 from typing import Self
 
@@ -20,15 +22,31 @@ import attrs
 
 from printjob_core.errors import UnsupportedImage
 from printjob_core.keys import KEY_ALPHABET, KEY_LENGTH, KEY_PREFIX
-from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus, LedgerEntry
+from printjob_core.model import (
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    Invite,
+    Job,
+    JobChannel,
+    JobStatus,
+    LedgerEntry,
+    Person,
+    WebSession,
+)
 from printjob_core.ports import (
     AccountRepository,
+    DownloadRepository,
     IdempotencyRepository,
     ImageInfo,
+    InviteRepository,
     JobRepository,
     KeyRepository,
     LedgerRepository,
+    PersonRepository,
     RateDecision,
+    SessionRepository,
+    SignInFailureRepository,
 )
 from printjob_core.readiness import QueueState
 
@@ -71,6 +89,34 @@ class FakeIds:
             n, digit = divmod(n, len(KEY_ALPHABET))
             body.append(KEY_ALPHABET[digit])
         return KEY_PREFIX + "".join(reversed(body))
+
+    def person_id(self) -> str:
+        return f"person_{self._next():024x}"
+
+    def secret_token(self) -> str:
+        # 43 URL-safe characters, like `secrets.token_urlsafe(32)`.
+        return f"tok{self._next():040x}"
+
+
+class FakePasswordHasher:
+    """A salted SHA-256 standing in for argon2id: the same promises, none of the cost."""
+
+    def __init__(self) -> None:
+        self._salts = itertools.count(1)
+
+    def hash(self, password: str) -> str:
+        salt = f"{next(self._salts):08x}"
+        return f"fake${salt}${self._digest(salt, password)}"
+
+    def verify(self, password_hash: str, password: str) -> bool:
+        parts = password_hash.split("$")
+        if len(parts) != 3 or parts[0] != "fake":
+            return False
+        return hmac.compare_digest(parts[2], self._digest(parts[1], password))
+
+    @staticmethod
+    def _digest(salt: str, password: str) -> str:
+        return hashlib.sha256(f"{salt}:{password}".encode()).hexdigest()
 
 
 class FakeBlobStore:
@@ -142,6 +188,12 @@ class _State:
     idempotency: dict[tuple[str, str], IdempotencyRecord] = attrs.Factory(dict)
     job_order: list[str] = attrs.Factory(list)
     ledger: list[LedgerEntry] = attrs.Factory(list)
+    people: dict[str, Person] = attrs.Factory(dict)
+    sessions: dict[str, WebSession] = attrs.Factory(dict)
+    invites: dict[str, Invite] = attrs.Factory(dict)
+    #: (account_id, job_id) -> the UTC day it was counted against.
+    downloads: dict[tuple[str, str], date] = attrs.Factory(dict)
+    sign_in_failures: list[tuple[str, datetime]] = attrs.Factory(list)
 
 
 class _Accounts:
@@ -200,6 +252,11 @@ class _Keys:
             raise KeyError(f"no key {key.id}")
         self.state.keys[key.id] = key
 
+    def touch(self, key_id: str, at: datetime) -> None:
+        key = self.state.keys.get(key_id)
+        if key is not None and (key.last_used_at is None or key.last_used_at < at):
+            self.state.keys[key_id] = attrs.evolve(key, last_used_at=at)
+
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -226,8 +283,13 @@ class _Jobs:
     def unfinished_for(self, account_id: str) -> list[Job]:
         return [j for j in self._all() if j.account_id == account_id and not j.is_final]
 
-    def count_unfinished(self, account_id: str) -> int:
-        return len(self.unfinished_for(account_id))
+    def count_unfinished(self, account_id: str, channel: JobChannel = JobChannel.API) -> int:
+        return sum(1 for j in self.unfinished_for(account_id) if j.channel is channel)
+
+    def recent_for(self, account_id: str, limit: int) -> list[Job]:
+        mine = [(seq, j) for seq, j in enumerate(self._all()) if j.account_id == account_id]
+        mine.sort(key=lambda entry: (entry[1].created_at, entry[0]), reverse=True)
+        return [j for _, j in mine[:limit]]
 
     def next_queued(self) -> Job | None:
         jobs = self._all()
@@ -294,6 +356,139 @@ class _Idempotency:
         return len(old)
 
 
+class _People:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, person: Person) -> bool:
+        if self.find_by_email(person.email) is not None:
+            return False
+        self.state.people[person.id] = person
+        return True
+
+    def get(self, person_id: str) -> Person | None:
+        return self.state.people.get(person_id)
+
+    def find_by_email(self, email: str) -> Person | None:
+        wanted = email.lower()
+        return next((p for p in self.state.people.values() if p.email.lower() == wanted), None)
+
+    def for_account(self, account_id: str) -> list[Person]:
+        mine = [p for p in self.state.people.values() if p.account_id == account_id]
+        return sorted(mine, key=lambda p: (p.created_at, p.id))
+
+    def save(self, person: Person) -> None:
+        if person.id not in self.state.people:
+            raise KeyError(f"no person {person.id}")
+        self.state.people[person.id] = person
+
+
+class _Sessions:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, session: WebSession) -> None:
+        self.state.sessions[session.token_hash] = session
+
+    def get(self, token_hash: str) -> WebSession | None:
+        return self.state.sessions.get(token_hash)
+
+    def touch(self, token_hash: str, last_seen_at: datetime) -> None:
+        session = self.state.sessions.get(token_hash)
+        if session is not None and session.last_seen_at < last_seen_at:
+            self.state.sessions[token_hash] = attrs.evolve(session, last_seen_at=last_seen_at)
+
+    def delete(self, token_hash: str) -> None:
+        self.state.sessions.pop(token_hash, None)
+
+    def _delete_where(self, doomed: list[str]) -> int:
+        for token_hash in doomed:
+            del self.state.sessions[token_hash]
+        return len(doomed)
+
+    def delete_for_person(self, person_id: str, *, keep: str | None = None) -> int:
+        return self._delete_where(
+            [
+                h
+                for h, session in self.state.sessions.items()
+                if session.person_id == person_id and h != keep
+            ]
+        )
+
+    def delete_for_account(self, account_id: str) -> int:
+        return self._delete_where(
+            [h for h, session in self.state.sessions.items() if session.account_id == account_id]
+        )
+
+    def purge_expired(self, now: datetime, idle_before: datetime) -> int:
+        return self._delete_where(
+            [
+                h
+                for h, session in self.state.sessions.items()
+                if session.expires_at <= now or session.last_seen_at < idle_before
+            ]
+        )
+
+
+class _Invites:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, invite: Invite) -> None:
+        self.state.invites[invite.token_hash] = invite
+
+    def get(self, token_hash: str) -> Invite | None:
+        return self.state.invites.get(token_hash)
+
+    def use(self, token_hash: str, now: datetime) -> bool:
+        invite = self.state.invites.get(token_hash)
+        if invite is None or invite.used_at is not None or invite.expires_at <= now:
+            return False
+        self.state.invites[token_hash] = attrs.evolve(invite, used_at=now)
+        return True
+
+
+class _Downloads:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def record(self, account_id: str, job_id: str, day: date, at: datetime) -> bool:
+        if (account_id, job_id) in self.state.downloads:
+            return False
+        self.state.downloads[(account_id, job_id)] = day
+        return True
+
+    def counted(self, account_id: str, job_id: str) -> bool:
+        return (account_id, job_id) in self.state.downloads
+
+    def count_on(self, account_id: str, day: date) -> int:
+        return sum(
+            1
+            for (owner, _), counted in self.state.downloads.items()
+            if owner == account_id and counted == day
+        )
+
+
+class _SignInFailures:
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def add(self, bucket: str, at: datetime) -> None:
+        self.state.sign_in_failures.append((bucket, at))
+
+    def since(self, bucket: str, moment: datetime) -> list[datetime]:
+        return sorted(at for b, at in self.state.sign_in_failures if b == bucket and at > moment)
+
+    def clear(self, bucket: str) -> None:
+        self.state.sign_in_failures = [f for f in self.state.sign_in_failures if f[0] != bucket]
+
+    def purge_before(self, moment: datetime) -> int:
+        kept = [f for f in self.state.sign_in_failures if f[1] >= moment]
+        purged = len(self.state.sign_in_failures) - len(kept)
+        self.state.sign_in_failures = kept
+        return purged
+
+
 class FakeStore:
     """The shared "database" several fake units of work commit into."""
 
@@ -322,6 +517,11 @@ class FakeUnitOfWork:
     jobs: JobRepository
     idempotency: IdempotencyRepository
     ledger: LedgerRepository
+    people: PersonRepository
+    sessions: SessionRepository
+    invites: InviteRepository
+    downloads: DownloadRepository
+    sign_in_failures: SignInFailureRepository
 
     def __init__(self, store: FakeStore, *, read_only: bool = False) -> None:
         self.store = store
@@ -339,11 +539,21 @@ class FakeUnitOfWork:
         self._working.idempotency = dict(state.idempotency)
         self._working.job_order = list(state.job_order)
         self._working.ledger = list(state.ledger)
+        self._working.people = dict(state.people)
+        self._working.sessions = dict(state.sessions)
+        self._working.invites = dict(state.invites)
+        self._working.downloads = dict(state.downloads)
+        self._working.sign_in_failures = list(state.sign_in_failures)
         self.accounts = _Accounts(self._working)
         self.keys = _Keys(self._working)
         self.jobs = _Jobs(self._working)
         self.idempotency = _Idempotency(self._working)
         self.ledger = _Ledger(self._working)
+        self.people = _People(self._working)
+        self.sessions = _Sessions(self._working)
+        self.invites = _Invites(self._working)
+        self.downloads = _Downloads(self._working)
+        self.sign_in_failures = _SignInFailures(self._working)
         return self
 
     def __exit__(

@@ -16,6 +16,7 @@ import attrs
 from printjob_core.errors import JobNotCancelable
 from printjob_core.model import (
     Job,
+    JobChannel,
     JobError,
     JobErrorCode,
     JobOptions,
@@ -48,10 +49,16 @@ class IllegalTransition(Exception):
 
 
 def submitted(
-    job_id: str, account_id: str, options: JobOptions, now: datetime, image_key: str
+    job_id: str,
+    account_id: str,
+    options: JobOptions,
+    now: datetime,
+    image_key: str,
+    channel: JobChannel = JobChannel.API,
 ) -> Job:
-    """A newly accepted job: queued, 1 credit to be held by the caller."""
+    """A newly accepted job: queued; an API job's 1 credit is held by the caller."""
     return Job(
+        channel=channel,
         id=job_id,
         account_id=account_id,
         status=JobStatus.QUEUED,
@@ -103,13 +110,13 @@ def succeed(job: Job, result: JobResult, result_key: str, now: datetime) -> Tran
             phase=Phase.FINISHING,
             progress=100,
             finished_at=now,
-            credits_charged=1,
+            credits_charged=1 if moves_credits(job) else 0,
             result=result,
             result_key=result_key,
             image_key=None,
             lease_expires_at=None,
         ),
-        CreditMove.CHARGE,
+        _credit(job, CreditMove.CHARGE),
     )
 
 
@@ -127,7 +134,7 @@ def fail(job: Job, code: JobErrorCode, detail: str, now: datetime) -> Transition
             image_key=None,
             lease_expires_at=None,
         ),
-        CreditMove.RELEASE,
+        _credit(job, CreditMove.RELEASE),
     )
 
 
@@ -149,7 +156,7 @@ def cancel(job: Job, now: datetime) -> Transition:
             image_key=None,
             lease_expires_at=None,
         ),
-        CreditMove.RELEASE,
+        _credit(job, CreditMove.RELEASE),
     )
 
 
@@ -164,6 +171,16 @@ def requeue(job: Job) -> Transition:
 def expire_result(job: Job) -> Job:
     """The result file was deleted; the job and its `result` stay readable (decision 10)."""
     return attrs.evolve(job, result_key=None)
+
+
+def moves_credits(job: Job) -> bool:
+    """Whether the job's transitions hold, charge and release credits: API jobs do,
+    website jobs never (the website's downloads are counted by a quota instead)."""
+    return job.channel is JobChannel.API
+
+
+def _credit(job: Job, move: CreditMove) -> CreditMove:
+    return move if moves_credits(job) else CreditMove.NONE
 
 
 def _require(job: Job, *allowed: JobStatus) -> None:

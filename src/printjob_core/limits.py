@@ -50,6 +50,11 @@ def submissions_bucket(account_id: str) -> str:
     return f"submit:{account_id}"
 
 
+def website_submissions_bucket(account_id: str) -> str:
+    """The website's conversions have a per-minute bucket of their own, of the API's size."""
+    return f"websubmit:{account_id}"
+
+
 def reads_bucket(account_id: str) -> str:
     return f"read:{account_id}"
 

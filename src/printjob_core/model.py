@@ -62,6 +62,22 @@ class Phase(enum.StrEnum):
     FINISHING = "finishing"
 
 
+class Plan(enum.StrEnum):
+    """What an account pays for on the website: `free` has a daily download quota,
+    `monthly` has none. Set by the operator; the API's credits do not depend on it."""
+
+    FREE = "free"
+    MONTHLY = "monthly"
+
+
+class JobChannel(enum.StrEnum):
+    """Which door a job came in by. Website jobs move no credits and are invisible under
+    `/v1`; everything else about them (queue, workers, retention, cancel) is shared."""
+
+    API = "api"
+    WEBSITE = "website"
+
+
 class JobErrorCode(enum.StrEnum):
     """Why a failed job failed (contract 2.4)."""
 
@@ -160,6 +176,8 @@ class Job:
     #: The `X-Request-Id` of the submitting request, for the worker's log lines; never
     #: shown to clients.
     request_id: str | None = None
+    #: The API's jobs hold and charge credits; the website's do not.
+    channel: JobChannel = JobChannel.API
 
     @property
     def is_final(self) -> bool:
@@ -180,6 +198,8 @@ class Account:
     name: str | None = None
     #: Lower-cased; for the operator only.
     email: str | None = None
+    #: The website's plan (the daily download quota); the operator sets it.
+    plan: Plan = Plan.FREE
 
     @property
     def credits_available(self) -> int:
@@ -234,10 +254,55 @@ class ApiKey:
     hint: str
     created_at: datetime
     revoked_at: datetime | None = None
+    #: What the person who made it on the website called it ("" for the operator's keys).
+    label: str = ""
+    #: When the key last authenticated a request, to the minute (None: never).
+    last_used_at: datetime | None = None
 
     @property
     def is_live(self) -> bool:
         return self.revoked_at is None
+
+
+@attrs.frozen
+class Person:
+    """Someone who signs in to the website; belongs to one account (the one that holds
+    the API keys and credits). Only the password's hash is kept."""
+
+    id: str
+    account_id: str
+    #: Lower-cased and trimmed; unique among people.
+    email: str
+    password_hash: str
+    created_at: datetime
+    password_changed_at: datetime
+
+
+@attrs.frozen
+class WebSession:
+    """A signed-in browser. The cookie carries a random token; only its SHA-256 is kept."""
+
+    token_hash: str
+    person_id: str
+    account_id: str
+    created_at: datetime
+    #: Written at most once a minute (the idle expiry counts from it).
+    last_seen_at: datetime
+    #: The absolute expiry: no session lives longer, however active.
+    expires_at: datetime
+
+
+@attrs.frozen
+class Invite:
+    """A one-time link the operator hands out so someone can set a password for an
+    account made with the CLI. Only the token's SHA-256 is kept."""
+
+    token_hash: str
+    account_id: str
+    email: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @attrs.frozen

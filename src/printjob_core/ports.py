@@ -10,7 +10,7 @@ that can skip locked rows does so.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import date, datetime
 from types import TracebackType
 from typing import Protocol, Self
 
@@ -21,10 +21,14 @@ from printjob_core.model import (
     ApiKey,
     ConversionOutput,
     IdempotencyRecord,
+    Invite,
     Job,
+    JobChannel,
     JobOptions,
     LedgerEntry,
+    Person,
     Phase,
+    WebSession,
 )
 from printjob_core.readiness import QueueState
 
@@ -48,6 +52,12 @@ class IdSource(Protocol):
 
     def api_key(self) -> str:
         """A new secret key: 43 characters, starting with the fixed prefix (contract 5.2)."""
+        ...
+
+    def person_id(self) -> str: ...
+
+    def secret_token(self) -> str:
+        """32 random bytes, URL-safe base64 (43 characters): a session or invite token."""
         ...
 
 
@@ -141,6 +151,11 @@ class KeyRepository(Protocol):
 
     def save(self, key: ApiKey) -> None: ...
 
+    def touch(self, key_id: str, at: datetime) -> None:
+        """Set the key's `last_used_at` to `at` unless it is already as late; nothing else
+        of the key changes (a revoke at the same moment stays)."""
+        ...
+
 
 class JobRepository(Protocol):
     def add(self, job: Job) -> None: ...
@@ -153,7 +168,13 @@ class JobRepository(Protocol):
         """The account's queued and running jobs."""
         ...
 
-    def count_unfinished(self, account_id: str) -> int: ...
+    def count_unfinished(self, account_id: str, channel: JobChannel = JobChannel.API) -> int:
+        """The account's queued and running jobs that came in by `channel`."""
+        ...
+
+    def recent_for(self, account_id: str, limit: int) -> list[Job]:
+        """The account's newest `limit` jobs of both channels, newest first."""
+        ...
 
     def next_queued(self) -> Job | None:
         """The next queued job in fair order, locked for this transaction (skipping rows
@@ -194,6 +215,94 @@ class IdempotencyRepository(Protocol):
     def purge_expired(self, now: datetime) -> int: ...
 
 
+class PersonRepository(Protocol):
+    """The people who sign in to the website; an email belongs to one person at most."""
+
+    def add(self, person: Person) -> bool:
+        """Store a new person; False (nothing stored) when the email is taken already."""
+        ...
+
+    def get(self, person_id: str) -> Person | None: ...
+
+    def find_by_email(self, email: str) -> Person | None:
+        """The person with this email (compared lower-cased)."""
+        ...
+
+    def for_account(self, account_id: str) -> list[Person]:
+        """The account's people, oldest first."""
+        ...
+
+    def save(self, person: Person) -> None: ...
+
+
+class SessionRepository(Protocol):
+    """The website's sessions, by the SHA-256 of their token."""
+
+    def add(self, session: WebSession) -> None: ...
+
+    def get(self, token_hash: str) -> WebSession | None: ...
+
+    def touch(self, token_hash: str, last_seen_at: datetime) -> None: ...
+
+    def delete(self, token_hash: str) -> None:
+        """End one session; ending a missing one is not an error."""
+        ...
+
+    def delete_for_person(self, person_id: str, *, keep: str | None = None) -> int:
+        """End every session of the person but the one whose hash is `keep`; how many."""
+        ...
+
+    def delete_for_account(self, account_id: str) -> int:
+        """End every session of every person of the account; how many."""
+        ...
+
+    def purge_expired(self, now: datetime, idle_before: datetime) -> int:
+        """Delete sessions past their absolute expiry or last seen before `idle_before`."""
+        ...
+
+
+class InviteRepository(Protocol):
+    """The operator's one-time invite links, by the SHA-256 of their token."""
+
+    def add(self, invite: Invite) -> None: ...
+
+    def get(self, token_hash: str) -> Invite | None: ...
+
+    def use(self, token_hash: str, now: datetime) -> bool:
+        """Mark the invite used if it is unused and unexpired at `now`; True only for the
+        one call that did (two racing for one invite: one wins)."""
+        ...
+
+
+class DownloadRepository(Protocol):
+    """Which website results an account has downloaded, for the daily quota."""
+
+    def record(self, account_id: str, job_id: str, day: date, at: datetime) -> bool:
+        """Count the job's result against `day`; False (nothing changed) when this job was
+        counted already, on any day."""
+        ...
+
+    def counted(self, account_id: str, job_id: str) -> bool: ...
+
+    def count_on(self, account_id: str, day: date) -> int:
+        """How many distinct results the account downloaded first on `day`."""
+        ...
+
+
+class SignInFailureRepository(Protocol):
+    """Failed sign-ins by bucket (a client network, an email), for the sign-in limit."""
+
+    def add(self, bucket: str, at: datetime) -> None: ...
+
+    def since(self, bucket: str, moment: datetime) -> list[datetime]:
+        """When the bucket's failures after `moment` happened, oldest first."""
+        ...
+
+    def clear(self, bucket: str) -> None: ...
+
+    def purge_before(self, moment: datetime) -> int: ...
+
+
 class UnitOfWork(Protocol):
     """One transaction over every repository: commits whole or changes nothing.
 
@@ -207,6 +316,11 @@ class UnitOfWork(Protocol):
     jobs: JobRepository
     idempotency: IdempotencyRepository
     ledger: LedgerRepository
+    people: PersonRepository
+    sessions: SessionRepository
+    invites: InviteRepository
+    downloads: DownloadRepository
+    sign_in_failures: SignInFailureRepository
 
     def __enter__(self) -> Self: ...
 
@@ -263,6 +377,17 @@ class ReadViews(Protocol):
 
     def account_by_key(self, key_hash: str) -> AccountByKey | None:
         """The key with `key_hash`, its account and the account's unfinished job count."""
+        ...
+
+
+class PasswordHasher(Protocol):
+    """Turns a password into a slow salted hash and checks one against it (argon2id in
+    production; the fake is fast)."""
+
+    def hash(self, password: str) -> str: ...
+
+    def verify(self, password_hash: str, password: str) -> bool:
+        """Whether `password` is the one hashed; False for a malformed hash, never raises."""
         ...
 
 

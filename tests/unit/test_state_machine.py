@@ -824,7 +824,8 @@ class PostgresMachine(CoreMachine):
         storage = _postgres_storage()
         with storage.connection() as conn:  # type: ignore[attr-defined]
             conn.execute(
-                "TRUNCATE rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+                "TRUNCATE rate_counts, idempotency_keys, credit_ledger, website_downloads, "
+                "invites, web_sessions, people, sign_in_failures, jobs, api_keys, accounts"
             )
         self.directory = tempfile.mkdtemp(prefix="printjob-machine-", dir=_fast_temp_root())
         return Ports(

@@ -20,18 +20,34 @@ holds the whole database):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
 from printjob_adapters.sql.dialect import Dialect
 from printjob_adapters.sql.rows import JOB_COLUMNS, JOB_NAMES, UNFINISHED_SQL, Row
-from printjob_core.model import Account, ApiKey, IdempotencyRecord, Job, JobStatus, LedgerEntry
+from printjob_core.model import (
+    Account,
+    ApiKey,
+    IdempotencyRecord,
+    Invite,
+    Job,
+    JobChannel,
+    JobStatus,
+    LedgerEntry,
+    Person,
+    WebSession,
+)
 from printjob_core.ports import (
     AccountRepository,
+    DownloadRepository,
     IdempotencyRepository,
+    InviteRepository,
     JobRepository,
     KeyRepository,
     LedgerRepository,
+    PersonRepository,
+    SessionRepository,
+    SignInFailureRepository,
 )
 from printjob_core.readiness import QueueState
 
@@ -93,7 +109,7 @@ class SqlAccounts(_Repository):
     def add(self, account: Account) -> None:
         self._change(
             "INSERT INTO accounts (id, created_at, credits_balance, credits_held, "
-            "active_jobs_max, disabled, name, email) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "active_jobs_max, disabled, name, email, plan) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 account.id,
                 self.d.times.write(account.created_at),
@@ -103,6 +119,7 @@ class SqlAccounts(_Repository):
                 account.disabled,
                 account.name,
                 account.email,
+                account.plan.value,
             ),
         )
 
@@ -113,7 +130,7 @@ class SqlAccounts(_Repository):
     def save(self, account: Account) -> None:
         changed = self._change(
             "UPDATE accounts SET credits_balance = ?, credits_held = ?, active_jobs_max = ?, "
-            "disabled = ?, name = ?, email = ? WHERE id = ?",
+            "disabled = ?, name = ?, email = ?, plan = ? WHERE id = ?",
             (
                 account.credits_balance,
                 account.credits_held,
@@ -121,6 +138,7 @@ class SqlAccounts(_Repository):
                 account.disabled,
                 account.name,
                 account.email,
+                account.plan.value,
                 account.id,
             ),
         )
@@ -160,8 +178,8 @@ class SqlLedger(_Repository):
 class SqlKeys(_Repository):
     def add(self, key: ApiKey) -> None:
         self._change(
-            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at, "
+            "label, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key.id,
                 key.account_id,
@@ -169,6 +187,8 @@ class SqlKeys(_Repository):
                 key.hint,
                 self.d.times.write(key.created_at),
                 self.rows.write_or_none(key.revoked_at),
+                key.label,
+                self.rows.write_or_none(key.last_used_at),
             ),
         )
 
@@ -190,11 +210,19 @@ class SqlKeys(_Repository):
 
     def save(self, key: ApiKey) -> None:
         changed = self._change(
-            "UPDATE api_keys SET hint = ?, revoked_at = ? WHERE id = ?",
-            (key.hint, self.rows.write_or_none(key.revoked_at), key.id),
+            "UPDATE api_keys SET hint = ?, revoked_at = ?, label = ? WHERE id = ?",
+            (key.hint, self.rows.write_or_none(key.revoked_at), key.label, key.id),
         )
         if changed != 1:
             raise KeyError(f"no key {key.id}")
+
+    def touch(self, key_id: str, at: datetime) -> None:
+        moment = self.d.times.write(at)
+        self._change(
+            "UPDATE api_keys SET last_used_at = ? WHERE id = ? "
+            "AND (last_used_at IS NULL OR last_used_at < ?)",
+            (moment, key_id, moment),
+        )
 
 
 _JSON_COLUMNS = frozenset({"options", "result", "error"})
@@ -248,12 +276,21 @@ class SqlJobs(_Repository):
         )
         return [self.rows.job(row) for row in rows]
 
-    def count_unfinished(self, account_id: str) -> int:
+    def count_unfinished(self, account_id: str, channel: JobChannel = JobChannel.API) -> int:
         row = self._one(
-            f"SELECT count(*) AS n FROM jobs WHERE account_id = ? AND status IN {UNFINISHED_SQL}",
-            (account_id,),
+            f"SELECT count(*) AS n FROM jobs WHERE account_id = ? AND status IN {UNFINISHED_SQL} "
+            "AND channel = ?",
+            (account_id, channel.value),
         )
         return 0 if row is None else int(row["n"])
+
+    def recent_for(self, account_id: str, limit: int) -> list[Job]:
+        rows = self._all(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE account_id = ? "
+            "ORDER BY created_at DESC, seq DESC LIMIT ?",
+            (account_id, limit),
+        )
+        return [self.rows.job(row) for row in rows]
 
     def next_queued(self) -> Job | None:
         # The fair queue (see the port). Per account with queued jobs: its running jobs and
@@ -361,6 +398,184 @@ class SqlIdempotency(_Repository):
         )
 
 
+class SqlPeople(_Repository):
+    def add(self, person: Person) -> bool:
+        # The unique index on lower(email) decides between two sign-ups of one address.
+        write = self.d.times.write
+        return (
+            self._change(
+                "INSERT INTO people (id, account_id, email, password_hash, created_at, "
+                "password_changed_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (
+                    person.id,
+                    person.account_id,
+                    person.email,
+                    person.password_hash,
+                    write(person.created_at),
+                    write(person.password_changed_at),
+                ),
+            )
+            == 1
+        )
+
+    def get(self, person_id: str) -> Person | None:
+        row = self._one(f"SELECT * FROM people WHERE id = ?{self._for_update}", (person_id,))
+        return None if row is None else self.rows.person(row)
+
+    def find_by_email(self, email: str) -> Person | None:
+        row = self._one("SELECT * FROM people WHERE lower(email) = ?", (email.lower(),))
+        return None if row is None else self.rows.person(row)
+
+    def for_account(self, account_id: str) -> list[Person]:
+        rows = self._all(
+            "SELECT * FROM people WHERE account_id = ? ORDER BY created_at, id", (account_id,)
+        )
+        return [self.rows.person(row) for row in rows]
+
+    def save(self, person: Person) -> None:
+        changed = self._change(
+            "UPDATE people SET email = ?, password_hash = ?, password_changed_at = ? WHERE id = ?",
+            (
+                person.email,
+                person.password_hash,
+                self.d.times.write(person.password_changed_at),
+                person.id,
+            ),
+        )
+        if changed != 1:
+            raise KeyError(f"no person {person.id}")
+
+
+class SqlSessions(_Repository):
+    def add(self, session: WebSession) -> None:
+        write = self.d.times.write
+        self._change(
+            "INSERT INTO web_sessions (token_hash, person_id, account_id, created_at, "
+            "last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                session.token_hash,
+                session.person_id,
+                session.account_id,
+                write(session.created_at),
+                write(session.last_seen_at),
+                write(session.expires_at),
+            ),
+        )
+
+    def get(self, token_hash: str) -> WebSession | None:
+        row = self._one("SELECT * FROM web_sessions WHERE token_hash = ?", (token_hash,))
+        return None if row is None else self.rows.session(row)
+
+    def touch(self, token_hash: str, last_seen_at: datetime) -> None:
+        moment = self.d.times.write(last_seen_at)
+        self._change(
+            "UPDATE web_sessions SET last_seen_at = ? WHERE token_hash = ? AND last_seen_at < ?",
+            (moment, token_hash, moment),
+        )
+
+    def delete(self, token_hash: str) -> None:
+        self._change("DELETE FROM web_sessions WHERE token_hash = ?", (token_hash,))
+
+    def delete_for_person(self, person_id: str, *, keep: str | None = None) -> int:
+        return self._change(
+            "DELETE FROM web_sessions WHERE person_id = ? AND token_hash <> ?",
+            (person_id, keep or ""),
+        )
+
+    def delete_for_account(self, account_id: str) -> int:
+        return self._change("DELETE FROM web_sessions WHERE account_id = ?", (account_id,))
+
+    def purge_expired(self, now: datetime, idle_before: datetime) -> int:
+        write = self.d.times.write
+        return self._change(
+            "DELETE FROM web_sessions WHERE expires_at <= ? OR last_seen_at < ?",
+            (write(now), write(idle_before)),
+        )
+
+
+class SqlInvites(_Repository):
+    def add(self, invite: Invite) -> None:
+        write = self.d.times.write
+        self._change(
+            "INSERT INTO invites (token_hash, account_id, email, created_at, expires_at, "
+            "used_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                invite.token_hash,
+                invite.account_id,
+                invite.email,
+                write(invite.created_at),
+                write(invite.expires_at),
+                self.rows.write_or_none(invite.used_at),
+            ),
+        )
+
+    def get(self, token_hash: str) -> Invite | None:
+        row = self._one("SELECT * FROM invites WHERE token_hash = ?", (token_hash,))
+        return None if row is None else self.rows.invite(row)
+
+    def use(self, token_hash: str, now: datetime) -> bool:
+        # One statement decides: a second transaction racing for the row waits for the
+        # first and then finds `used_at` set.
+        moment = self.d.times.write(now)
+        return (
+            self._change(
+                "UPDATE invites SET used_at = ? WHERE token_hash = ? AND used_at IS NULL "
+                "AND expires_at > ?",
+                (moment, token_hash, moment),
+            )
+            == 1
+        )
+
+
+class SqlDownloads(_Repository):
+    def record(self, account_id: str, job_id: str, day: date, at: datetime) -> bool:
+        return (
+            self._change(
+                "INSERT INTO website_downloads (account_id, job_id, day, at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (account_id, job_id) DO NOTHING",
+                (account_id, job_id, day.isoformat(), self.d.times.write(at)),
+            )
+            == 1
+        )
+
+    def counted(self, account_id: str, job_id: str) -> bool:
+        row = self._one(
+            "SELECT 1 AS found FROM website_downloads WHERE account_id = ? AND job_id = ?",
+            (account_id, job_id),
+        )
+        return row is not None
+
+    def count_on(self, account_id: str, day: date) -> int:
+        row = self._one(
+            "SELECT count(*) AS n FROM website_downloads WHERE account_id = ? AND day = ?",
+            (account_id, day.isoformat()),
+        )
+        return 0 if row is None else int(row["n"])
+
+
+class SqlSignInFailures(_Repository):
+    def add(self, bucket: str, at: datetime) -> None:
+        self._change(
+            "INSERT INTO sign_in_failures (bucket, at) VALUES (?, ?)",
+            (bucket, self.d.times.write(at)),
+        )
+
+    def since(self, bucket: str, moment: datetime) -> list[datetime]:
+        rows = self._all(
+            "SELECT at FROM sign_in_failures WHERE bucket = ? AND at > ? ORDER BY at",
+            (bucket, self.d.times.write(moment)),
+        )
+        return [self.rows.times.read(row["at"]) for row in rows]
+
+    def clear(self, bucket: str) -> None:
+        self._change("DELETE FROM sign_in_failures WHERE bucket = ?", (bucket,))
+
+    def purge_before(self, moment: datetime) -> int:
+        return self._change(
+            "DELETE FROM sign_in_failures WHERE at < ?", (self.d.times.write(moment),)
+        )
+
+
 class SqlUnitOfWork:
     """The `UnitOfWork` port's shell: the four repositories over one transaction.
 
@@ -374,6 +589,11 @@ class SqlUnitOfWork:
     jobs: JobRepository
     idempotency: IdempotencyRepository
     ledger: LedgerRepository
+    people: PersonRepository
+    sessions: SessionRepository
+    invites: InviteRepository
+    downloads: DownloadRepository
+    sign_in_failures: SignInFailureRepository
 
     def __init__(self, dialect: Dialect, *, read_only: bool) -> None:
         self.dialect = dialect
@@ -388,6 +608,11 @@ class SqlUnitOfWork:
         self.jobs = SqlJobs(db, self.dialect, writer=writer)
         self.idempotency = SqlIdempotency(db, self.dialect, writer=writer)
         self.ledger = SqlLedger(db, self.dialect, writer=writer)
+        self.people = SqlPeople(db, self.dialect, writer=writer)
+        self.sessions = SqlSessions(db, self.dialect, writer=writer)
+        self.invites = SqlInvites(db, self.dialect, writer=writer)
+        self.downloads = SqlDownloads(db, self.dialect, writer=writer)
+        self.sign_in_failures = SqlSignInFailures(db, self.dialect, writer=writer)
 
     def _commit(self) -> None:
         raise NotImplementedError
@@ -408,9 +633,14 @@ __all__ = [
     "Executor",
     "Params",
     "SqlAccounts",
+    "SqlDownloads",
     "SqlIdempotency",
+    "SqlInvites",
     "SqlJobs",
     "SqlKeys",
     "SqlLedger",
+    "SqlPeople",
+    "SqlSessions",
+    "SqlSignInFailures",
     "SqlUnitOfWork",
 ]

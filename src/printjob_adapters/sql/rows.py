@@ -21,14 +21,19 @@ from printjob_core.model import (
     Account,
     ApiKey,
     IdempotencyRecord,
+    Invite,
     Job,
+    JobChannel,
     JobError,
     JobOptions,
     JobResult,
     JobStatus,
     LedgerEntry,
     LedgerKind,
+    Person,
     Phase,
+    Plan,
+    WebSession,
 )
 from printjob_core.ports import AccountByKey, JobByKey
 
@@ -39,11 +44,20 @@ _T = TypeVar("_T")
 JOB_COLUMNS = (
     "id, account_id, status, phase, progress, created_at, finished_at, options, "
     "credits_charged, result, error, attempts, image_key, result_key, result_expires_at, "
-    "lease_expires_at, request_id"
+    "lease_expires_at, request_id, channel"
 )
 
 
-KEY_COLUMNS = ("id", "account_id", "key_hash", "hint", "created_at", "revoked_at")
+KEY_COLUMNS = (
+    "id",
+    "account_id",
+    "key_hash",
+    "hint",
+    "created_at",
+    "revoked_at",
+    "label",
+    "last_used_at",
+)
 ACCOUNT_COLUMNS = (
     "id",
     "created_at",
@@ -53,6 +67,7 @@ ACCOUNT_COLUMNS = (
     "disabled",
     "name",
     "email",
+    "plan",
 )
 JOB_NAMES = tuple(JOB_COLUMNS.split(", "))
 #: The unfinished statuses as an SQL list: a literal, so PostgreSQL's planner can use the
@@ -175,6 +190,7 @@ class RowMapper:
             "result_expires_at": None if job.result is None else write(job.result.expires_at),
             "lease_expires_at": self.write_or_none(job.lease_expires_at),
             "request_id": job.request_id,
+            "channel": job.channel.value,
         }
 
     def job(self, row: Row) -> Job:
@@ -197,6 +213,7 @@ class RowMapper:
             result_key=row["result_key"],
             lease_expires_at=self.time_or_none(row["lease_expires_at"]),
             request_id=row["request_id"],
+            channel=JobChannel(row["channel"]),
         )
 
     def account(self, row: Row) -> Account:
@@ -209,6 +226,7 @@ class RowMapper:
             disabled=bool(row["disabled"]),
             name=row["name"],
             email=row["email"],
+            plan=Plan(row["plan"]),
         )
 
     def ledger_entry(self, row: Row) -> LedgerEntry:
@@ -232,6 +250,38 @@ class RowMapper:
             hint=row["hint"],
             created_at=self.times.read(row["created_at"]),
             revoked_at=self.time_or_none(row["revoked_at"]),
+            label=row["label"],
+            last_used_at=self.time_or_none(row["last_used_at"]),
+        )
+
+    def person(self, row: Row) -> Person:
+        return Person(
+            id=row["id"],
+            account_id=row["account_id"],
+            email=row["email"],
+            password_hash=row["password_hash"],
+            created_at=self.times.read(row["created_at"]),
+            password_changed_at=self.times.read(row["password_changed_at"]),
+        )
+
+    def session(self, row: Row) -> WebSession:
+        return WebSession(
+            token_hash=row["token_hash"],
+            person_id=row["person_id"],
+            account_id=row["account_id"],
+            created_at=self.times.read(row["created_at"]),
+            last_seen_at=self.times.read(row["last_seen_at"]),
+            expires_at=self.times.read(row["expires_at"]),
+        )
+
+    def invite(self, row: Row) -> Invite:
+        return Invite(
+            token_hash=row["token_hash"],
+            account_id=row["account_id"],
+            email=row["email"],
+            created_at=self.times.read(row["created_at"]),
+            expires_at=self.times.read(row["expires_at"]),
+            used_at=self.time_or_none(row["used_at"]),
         )
 
     def job_by_key(self, values: Sequence[Any]) -> JobByKey:

@@ -172,6 +172,79 @@ def _fair_queue_index(d: Dialect) -> tuple[str, ...]:
     return ("CREATE INDEX jobs_account_finished ON jobs (account_id, finished_at)",)
 
 
+def _website(d: Dialect) -> tuple[str, ...]:
+    """The website: accounts' plans, the people who sign in (by unique lower-cased email),
+    their sessions and invites (by the SHA-256 of their tokens), the downloads counted
+    against the daily quota (once per job), failed sign-ins, which door each job came in
+    by, and the API keys' labels and last use.
+
+    Existing accounts are on the free plan, existing jobs are API jobs, existing keys have
+    no label and no recorded use.
+    """
+    t = d.time_type
+    return (
+        "ALTER TABLE accounts ADD COLUMN plan TEXT NOT NULL DEFAULT 'free' "
+        "CHECK (plan IN ('free', 'monthly'))",
+        "ALTER TABLE jobs ADD COLUMN channel TEXT NOT NULL DEFAULT 'api' "
+        "CHECK (channel IN ('api', 'website'))",
+        "CREATE INDEX jobs_account_recent ON jobs (account_id, created_at)",
+        "ALTER TABLE api_keys ADD COLUMN label TEXT NOT NULL DEFAULT ''",
+        f"ALTER TABLE api_keys ADD COLUMN last_used_at {t}",
+        f"""
+        CREATE TABLE people (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            email TEXT NOT NULL,
+            password_hash TEXT NOT NULL,
+            created_at {t} NOT NULL,
+            password_changed_at {t} NOT NULL
+        )
+        """,
+        "CREATE UNIQUE INDEX people_email ON people (lower(email))",
+        "CREATE INDEX people_account ON people (account_id, created_at)",
+        f"""
+        CREATE TABLE web_sessions (
+            token_hash TEXT PRIMARY KEY,
+            person_id TEXT NOT NULL REFERENCES people(id),
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at {t} NOT NULL,
+            last_seen_at {t} NOT NULL,
+            expires_at {t} NOT NULL
+        ){d.keyed_table_suffix}
+        """,
+        "CREATE INDEX web_sessions_person ON web_sessions (person_id)",
+        "CREATE INDEX web_sessions_account ON web_sessions (account_id)",
+        f"""
+        CREATE TABLE invites (
+            token_hash TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            email TEXT NOT NULL,
+            created_at {t} NOT NULL,
+            expires_at {t} NOT NULL,
+            used_at {t}
+        ){d.keyed_table_suffix}
+        """,
+        f"""
+        CREATE TABLE website_downloads (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            job_id TEXT NOT NULL,
+            day TEXT NOT NULL,
+            at {t} NOT NULL,
+            PRIMARY KEY (account_id, job_id)
+        ){d.keyed_table_suffix}
+        """,
+        "CREATE INDEX website_downloads_day ON website_downloads (account_id, day)",
+        f"""
+        CREATE TABLE sign_in_failures (
+            bucket TEXT NOT NULL,
+            at {t} NOT NULL
+        )
+        """,
+        "CREATE INDEX sign_in_failures_bucket ON sign_in_failures (bucket, at)",
+        "CREATE INDEX sign_in_failures_at ON sign_in_failures (at)",
+    )
+
+
 #: Migration N (counting from 1) is `MIGRATIONS[N - 1]`.
 MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (
     _version_1,
@@ -179,6 +252,7 @@ MIGRATIONS: tuple[Callable[[Dialect], tuple[str, ...]], ...] = (
     _credit_ledger,
     _job_request_ids,
     _fair_queue_index,
+    _website,
 )
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)

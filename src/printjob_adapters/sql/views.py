@@ -37,7 +37,7 @@ JOB_BY_KEY = (
 ACCOUNT_BY_KEY = (
     f"SELECT {_aliased('k', KEY_COLUMNS)}, {_aliased('a', ACCOUNT_COLUMNS)}, "
     "(SELECT count(*) FROM jobs WHERE jobs.account_id = k.account_id "
-    f"AND jobs.status IN {UNFINISHED_SQL}) AS active_jobs "
+    f"AND jobs.status IN {UNFINISHED_SQL} AND jobs.channel = 'api') AS active_jobs "
     "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
     "WHERE k.key_hash = ?"
 )

@@ -7,6 +7,7 @@ so the rules hold whatever storage is plugged in.
 | `submissions` | a client sending an image | POST /v1/jobs and the order of its refusals |
 | `jobs` | a client after submitting | polling, cancel, download, the account |
 | `api` | the HTTP shell | `ApiService`: the three above over one set of ports |
+| `website` | a person in a browser | `WebsiteService`: people, sessions, keys, conversions |
 | `processing` | the job runner | claim, report, finish, recover, sweep |
 | `operator` | the operator's command line | accounts, credits, keys |
 | `common` | all of them | `Ports`, saving a transition, dropping an upload |
@@ -39,6 +40,17 @@ from printjob_core.services.submissions import (
     check_image,
     declared_length_refusal,
 )
+from printjob_core.services.website import (
+    AccountPage,
+    CreatedKey,
+    Download,
+    InviteView,
+    IssuedSession,
+    KeyView,
+    SignedIn,
+    WebsiteService,
+    conversion_options,
+)
 
 __all__ = [
     "ACTIVE_JOBS_CHOICES",
@@ -47,22 +59,31 @@ __all__ = [
     "POLL_RETRY_AFTER",
     "REFUSAL_ORDER",
     "Access",
+    "AccountPage",
     "AccountSummary",
     "ApiService",
     "Claim",
+    "CreatedKey",
+    "Download",
     "IllegalTransition",
+    "InviteView",
+    "IssuedSession",
     "JobProcessing",
     "Jobs",
+    "KeyView",
     "MemorySightings",
     "OperatorService",
     "Ports",
     "Sightings",
     "SightingsStore",
+    "SignedIn",
     "Submission",
     "Submissions",
+    "WebsiteService",
     "_live_owner",
     "body_too_large",
     "check_image",
+    "conversion_options",
     "declared_length_refusal",
     "poll_retry_after",
 ]

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from printjob_core.errors import AccountDisabled, RateLimited, Unauthenticated
-from printjob_core.keys import bearer_token, hash_key, looks_like_key, same_hash
+from printjob_core.keys import (
+    bearer_token,
+    hash_key,
+    looks_like_key,
+    same_hash,
+    use_worth_noting,
+)
 from printjob_core.limits import reads_bucket, submissions_bucket, wrong_keys_bucket
 from printjob_core.model import Account, ApiKey
 from printjob_core.ports import AccountByKey, JobByKey, UnitOfWork
@@ -28,8 +34,11 @@ class Access:
         """The account behind a Bearer key; 401, 403, or 429 for a network sending wrong keys."""
         token = _token(authorization)
         with self.ports.reader() as uow:
-            owner = _owner(uow, token)
-        return self._admit(owner, client_address)
+            key, owner = _owner(uow, token)
+        account = self._admit(owner, client_address)
+        if key is not None:
+            self.note_use(key)
+        return account
 
     def keyed_read(
         self, authorization: str | None, client_address: str, read: Callable[[str], Found | None]
@@ -47,7 +56,18 @@ class Access:
         account = self._admit(owner, client_address)
         self.count_read(account)
         assert found is not None  # `_admit` refuses a request without an owner
+        self.note_use(found.key)
         return found
+
+    def note_use(self, key: ApiKey) -> None:
+        """Write when the key was last used, at most once a minute (the account page shows
+        it); the reads that found the key carry the time already, so most requests write
+        nothing."""
+        now = self.ports.clock.now()
+        if use_worth_noting(key, now):
+            with self.ports.uow() as uow:
+                uow.keys.touch(key.id, now)
+                uow.commit()
 
     def count_submission(self, account: Account) -> None:
         """Count a submission against the per-minute limit; raise `RateLimited` when over."""
@@ -88,6 +108,10 @@ class Access:
             )
         return owner
 
+    def count(self, bucket: str, limit: int, what: str) -> None:
+        """Count one request in `bucket`; raise `RateLimited` when over `limit` a minute."""
+        self._count(bucket, limit, what)
+
     def _count(self, bucket: str, limit: int, what: str) -> None:
         decision = self.ports.limiter.hit(bucket, limit, self.ports.clock.now())
         if not decision.allowed:
@@ -108,15 +132,17 @@ def _token(authorization: str | None) -> str:
     return token
 
 
-def _owner(uow: UnitOfWork, token: str) -> Account | None:
-    """The account of a live key, or None for a token that is no key of ours."""
+def _owner(uow: UnitOfWork, token: str) -> tuple[ApiKey | None, Account | None]:
+    """The key and account of a live key, or (None, None) for a token that is no live key
+    of ours."""
     if not looks_like_key(token):
-        return None
+        return None, None
     token_hash = hash_key(token)
     key = uow.keys.find_by_hash(token_hash)
     if key is None:
-        return None
-    return _live_owner(key, uow.accounts.get(key.account_id), token_hash)
+        return None, None
+    owner = _live_owner(key, uow.accounts.get(key.account_id), token_hash)
+    return (None, None) if owner is None else (key, owner)
 
 
 def _live_owner(key: ApiKey, account: Account | None, token_hash: str) -> Account | None:

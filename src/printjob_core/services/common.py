@@ -7,11 +7,11 @@ import re
 
 import attrs
 
-from printjob_core import credits, ledger
+from printjob_core import credits, ledger, lifecycle
 from printjob_core.errors import InternalError, NotFound
 from printjob_core.lifecycle import CreditMove, Transition
 from printjob_core.limits import Policy
-from printjob_core.model import Account, Job, LedgerKind
+from printjob_core.model import Account, Job, JobChannel, LedgerKind
 from printjob_core.ports import (
     BlobStore,
     Clock,
@@ -50,6 +50,8 @@ def apply_transition(uow: UnitOfWork, transition: Transition) -> None:
     """Save a transition's job, move its credit and write the ledger entry for the move,
     all in the caller's transaction."""
     job = transition.job
+    if transition.credit is not CreditMove.NONE and not lifecycle.moves_credits(job):
+        raise InternalError(f"website job {job.id} would move a credit")
     uow.jobs.save(job)
     if transition.credit is CreditMove.NONE:
         return
@@ -92,9 +94,15 @@ def job_not_found(job_id: str) -> NotFound:
     return NotFound(f"No job {job_id!r} in this account.")
 
 
+def api_job(job: Job | None) -> Job | None:
+    """`job` if the API may see it: website jobs do not exist under `/v1`."""
+    return job if job is not None and job.channel is JobChannel.API else None
+
+
 __all__ = [
     "JOB_ID",
     "Ports",
+    "api_job",
     "apply_transition",
     "drop_upload",
     "job_not_found",

@@ -16,6 +16,7 @@ from printjob_core.services.access import Access
 from printjob_core.services.common import (
     JOB_ID,
     Ports,
+    api_job,
     apply_transition,
     drop_upload,
     job_not_found,
@@ -102,7 +103,9 @@ def _stored_job(get: Callable[[str], Job | None], job_id: str) -> Job | None:
 
 
 def _own_job(job: Job | None, account: Account, job_id: str) -> Job:
-    """`job` when it is the account's; 404 otherwise, also for another account's job."""
+    """`job` when it is the account's API job; 404 otherwise, also for another account's
+    job and for a website job (the API answers as if website jobs did not exist)."""
+    job = api_job(job)
     if job is None or job.account_id != account.id:
         raise job_not_found(job_id)
     return job

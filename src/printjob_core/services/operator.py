@@ -12,10 +12,11 @@ import attrs
 
 from printjob_core import credits, ledger, lifecycle
 from printjob_core.errors import OperatorError
-from printjob_core.keys import MAX_LIVE_KEYS, hash_key, key_hint
-from printjob_core.model import Account, ApiKey, Job, LedgerEntry, LedgerKind
+from printjob_core.keys import MAX_LIVE_KEYS, new_key
+from printjob_core.model import Account, ApiKey, Invite, Job, LedgerEntry, LedgerKind, Plan
 from printjob_core.ports import UnitOfWork
 from printjob_core.services.common import Ports, apply_transition, drop_upload
+from printjob_core.sessions import hash_token, new_invite
 from printjob_core.shapes import AccountView, account_view
 
 #: What `--active-jobs-max` may be: the contract offers 3, 5 or 10 (decision 16).
@@ -198,6 +199,8 @@ class OperatorService:
         with self.ports.uow() as uow:
             account = _operator_account(uow, account_id)
             uow.accounts.save(attrs.evolve(account, disabled=True))
+            # Signed-in browsers of the account are signed out in the same transaction.
+            uow.sessions.delete_for_account(account_id)
             for job in uow.jobs.unfinished_for(account_id):
                 transition = lifecycle.cancel(job, now)
                 apply_transition(uow, transition)
@@ -206,6 +209,36 @@ class OperatorService:
         for before, after in changed:
             drop_upload(self.ports.blobs, before, after)
         return [after for _, after in changed]
+
+    def set_plan(self, account_id: str, plan: Plan | str) -> Account:
+        """Put the account on the `free` or `monthly` plan; the website's quota follows at
+        once (downloads already counted today stay counted)."""
+        try:
+            chosen = Plan(plan)
+        except ValueError:
+            raise OperatorError(f"the plan must be free or monthly, not {plan!r}") from None
+        with self.ports.uow() as uow:
+            account = attrs.evolve(_operator_account(uow, account_id), plan=chosen)
+            uow.accounts.save(account)
+            uow.commit()
+        return account
+
+    def invite(self, account_id: str, email: str) -> tuple[Invite, str]:
+        """A one-time invite for someone to set a password for the account; the token is
+        returned once (for the link) and only its hash is kept."""
+        address = clean_email(email)
+        if address is None:
+            raise OperatorError("--email is required")
+        token = self.ports.ids.secret_token()
+        now = self.ports.clock.now()
+        with self.ports.uow() as uow:
+            _operator_account(uow, account_id)
+            if uow.people.find_by_email(address) is not None:
+                raise OperatorError(f"{address} already signs in to the website")
+            invite = new_invite(hash_token(token), account_id, address, now)
+            uow.invites.add(invite)
+            uow.commit()
+        return invite, token
 
     def enable_account(self, account_id: str) -> Account:
         with self.ports.uow() as uow:
@@ -225,13 +258,7 @@ class OperatorService:
                     f"account {account_id} already has {MAX_LIVE_KEYS} live keys, the most "
                     "allowed; revoke one first"
                 )
-            key = ApiKey(
-                id=self.ports.ids.key_id(),
-                account_id=account_id,
-                key_hash=hash_key(secret),
-                hint=key_hint(secret),
-                created_at=self.ports.clock.now(),
-            )
+            key = new_key(self.ports.ids.key_id(), account_id, secret, self.ports.clock.now())
             uow.keys.add(key)
             uow.commit()
         return key, secret

@@ -33,8 +33,8 @@ from printjob_core.errors import (
     TooManyActiveJobs,
     UnsupportedImage,
 )
-from printjob_core.limits import Policy
-from printjob_core.model import Account, Job, JobStatus
+from printjob_core.limits import Policy, website_submissions_bucket
+from printjob_core.model import Account, Job, JobChannel, JobOptions, JobStatus
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
 from printjob_core.ports import ImageInfo, UnitOfWork
 from printjob_core.services.access import Access
@@ -154,13 +154,7 @@ class Submissions:
                 "image is required: send the picture as a multipart file part named image.",
                 param=IMAGE_FIELD,
             )
-        if len(image) > self.policy.max_upload_bytes:
-            raise ImageTooLarge(
-                f"The upload is {len(image):,} bytes; at most {self.policy.max_upload_bytes:,} "
-                "bytes (30 MB) are accepted.",
-                param=IMAGE_FIELD,
-            )
-        check_image(self.ports.probe.probe(image), self.policy)
+        self._check_upload(image)
         digest = hashlib.sha256(image).hexdigest()
         key_fingerprint = idempotency.fingerprint(account.id, options, digest) if key else ""
         now = self.ports.clock.now()
@@ -193,12 +187,7 @@ class Submissions:
                         f"have at once ({current.active_jobs_max}). Wait for one to finish.",
                         retry_after=ACTIVE_JOBS_RETRY_AFTER,
                     )
-                if uow.jobs.count_queued() >= self.policy.max_queue_depth:
-                    raise ServerBusy(
-                        "The queue is full; wait and send the same request again with the "
-                        "same Idempotency-Key.",
-                        retry_after=QUEUE_FULL_RETRY_AFTER,
-                    )
+                self._check_queue(uow, "send the same request again with the same Idempotency-Key")
                 job = lifecycle.submitted(job_id, current.id, options, now, image_key)
                 if request_id is not None:
                     job = attrs.evolve(job, request_id=request_id)
@@ -221,6 +210,62 @@ class Submissions:
             if not keep_blob:
                 self.ports.blobs.delete(image_key)
         return Submission(job, replayed=False)
+
+    def submit_website(self, account_id: str, options: JobOptions, image: bytes) -> Job:
+        """Accept an image from the website: the API's image rules, blob store and queue,
+        but no credit hold and no idempotency key. Website jobs have their own per-minute
+        bucket and their own cap of unfinished jobs, both of the API's size, so the
+        website and the API never use up each other's allowance."""
+        self.access.count(
+            website_submissions_bucket(account_id),
+            self.policy.submissions_per_minute,
+            "conversions",
+        )
+        self._check_upload(image)
+        now = self.ports.clock.now()
+        job_id = self.ports.ids.job_id()
+        image_key = f"uploads/{job_id}"
+        self.ports.blobs.put(image_key, image)
+        keep_blob = False
+        try:
+            with self.ports.uow() as uow:
+                current = stored_account(uow, account_id)
+                if current.disabled:
+                    raise AccountDisabled("This account is disabled; contact the operator.")
+                active = uow.jobs.count_unfinished(current.id, JobChannel.WEBSITE)
+                if active >= current.active_jobs_max:
+                    raise TooManyActiveJobs(
+                        f"You already have {active} conversions under way, the most at once "
+                        f"({current.active_jobs_max}). Wait for one to finish.",
+                        retry_after=ACTIVE_JOBS_RETRY_AFTER,
+                    )
+                self._check_queue(uow, "try again in a little while")
+                job = lifecycle.submitted(
+                    job_id, current.id, options, now, image_key, JobChannel.WEBSITE
+                )
+                uow.jobs.add(job)
+                uow.commit()
+                keep_blob = True
+        finally:
+            if not keep_blob:
+                self.ports.blobs.delete(image_key)
+        return job
+
+    def _check_upload(self, image: bytes) -> None:
+        """The upload's size in bytes, then its header (pixels, sides, format)."""
+        if len(image) > self.policy.max_upload_bytes:
+            raise ImageTooLarge(
+                f"The upload is {len(image):,} bytes; at most {self.policy.max_upload_bytes:,} "
+                "bytes (30 MB) are accepted.",
+                param=IMAGE_FIELD,
+            )
+        check_image(self.ports.probe.probe(image), self.policy)
+
+    def _check_queue(self, uow: UnitOfWork, advice: str) -> None:
+        if uow.jobs.count_queued() >= self.policy.max_queue_depth:
+            raise ServerBusy(
+                f"The queue is full; wait and {advice}.", retry_after=QUEUE_FULL_RETRY_AFTER
+            )
 
     def _replay(
         self, uow: UnitOfWork, account_id: str, key: str, key_fingerprint: str

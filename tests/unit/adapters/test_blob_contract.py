@@ -274,7 +274,8 @@ def database_services(postgres_url: str) -> Iterator[tuple[Ports, ApiService, Jo
     storage = PostgresStorage(postgres_url)
     with storage.connection() as conn:
         conn.execute(
-            "TRUNCATE blobs, rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+            "TRUNCATE blobs, rate_counts, idempotency_keys, credit_ledger, website_downloads, "
+            "invites, web_sessions, people, sign_in_failures, jobs, api_keys, accounts"
         )
     ports = Ports(
         uow=storage.unit_of_work,

@@ -36,7 +36,10 @@ from tests.unit.adapters.storage_support import (
     job,
 )
 
-_TABLES = "rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+_TABLES = (
+    "rate_counts, idempotency_keys, credit_ledger, website_downloads, invites, web_sessions, "
+    "people, sign_in_failures, jobs, api_keys, accounts"
+)
 
 
 @pytest.fixture(scope="module")

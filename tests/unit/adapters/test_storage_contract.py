@@ -127,7 +127,10 @@ CONSTRAINTS = {
         read_only=psycopg.errors.ReadOnlySqlTransaction,
     ),
 }
-_TABLES = "rate_counts, idempotency_keys, credit_ledger, jobs, api_keys, accounts"
+_TABLES = (
+    "rate_counts, idempotency_keys, credit_ledger, website_downloads, invites, web_sessions, "
+    "people, sign_in_failures, jobs, api_keys, accounts"
+)
 
 
 @pytest.fixture(scope="module")
