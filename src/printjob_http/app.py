@@ -7,7 +7,8 @@ Wiring only; every rule lives in `printjob_core.services`. What is where:
 * `routes`: the operations Litestar routes, and the exception handlers;
 * `answers`: the one JSON writer and the one Problem writer;
 * `docs_pages`: the documentation pages (`/docs`, `/docs/errors`) the gate answers;
-* `shell`: the `Shell` value (services and settings) every piece is given.
+* `shell`: the `Shell` value (services and settings) every piece is given;
+* `website`: the website's pages under `/`, beside the API, when the container has one.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from litestar.di import Provide
 from printjob_adapters.storage import Storage
 from printjob_core.services import ApiService, Ports
 from printjob_http.docs_pages import docs_answers
-from printjob_http.gate import Gate, Route, match_route
+from printjob_http.gate import Gate, Route, Website, match_route
 from printjob_http.health import WorkersNow, health_answers
 from printjob_http.metrics import metrics_answer
 from printjob_http.polling import polling_reads
@@ -102,7 +103,18 @@ def create_app(
             shell.realm,
         ),
     }
-    return Gate(litestar, direct, shell.docs_for)
+    return Gate(litestar, direct, shell.docs_for, _website(container, shell))
+
+
+def _website(container: Container, shell: Shell) -> Website | None:
+    """The website over the container's `WebsiteService`; None when it has none."""
+    service = getattr(container, "website", None)
+    if service is None:
+        return None
+    from printjob_http.website import create_website, is_website_path
+
+    app = create_website(service, shell.policy, shell.base_url, shell.trusted)
+    return Website(is_website_path, app)
 
 
 __all__ = ["Container", "Route", "client_address", "create_app", "match_route"]

@@ -13,6 +13,9 @@ Outside `/v1`, the operator's `/healthz`, `/readyz` and `/metrics` (GET only) ar
 the same way (`OPERATOR_ROUTES`). Every answer, the gate's own included, carries the
 request's `X-Request-Id` (`printjob_http.request_ids`).
 
+The website's own paths (`printjob_http.website.paths`), when the server has a website,
+go to the website's app (`Website`): its pages, not Problems, answer there.
+
 The gate also answers the two reads clients repeat most (`GET /v1/jobs/{id}` and
 `GET /v1/account`, see `printjob_http.polling`) without Litestar's per-request routing,
 request and response objects, which cost as much as the read itself (decision 34).
@@ -33,6 +36,7 @@ from printjob_http.answers import Answer, problem_answer
 from printjob_http.request_ids import REQUEST_ID, echoing, request_id_of
 
 _SEGMENT = r"([^/]+)"
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 #: The six operations, then the documentation pages: name, path pattern (on the raw, still
 #: percent-encoded path), methods.
@@ -51,6 +55,8 @@ ROUTES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 
 #: Where the gate notes the route's name in the scope (the metrics' `route` label).
 ROUTE_NAME = "printjob.route"
+#: The route name of every website page (one label, not one per page).
+WEBSITE_ROUTE = "website"
 
 #: The operator's endpoints, outside `/v1` and without a key: path -> (name, methods).
 OPERATOR_ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -91,22 +97,34 @@ def match_route(raw_path: str) -> Route | None:
     return None
 
 
+@attrs.frozen
+class Website:
+    """The website beside the API: which raw paths are its, and the app that serves them."""
+
+    claims: Callable[[str], bool]
+    app: ASGIApp
+
+
 #: An answer the gate gives itself: (scope, the route's segment) -> the answer.
 DirectAnswer = Callable[[Any, str], Awaitable[Answer]]
-ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 
 class Gate:
     """Holds the Litestar app; routes every HTTP request, answers `direct` routes itself."""
 
     def __init__(
-        self, app: ASGIApp, direct: Mapping[str, DirectAnswer], docs_for: Callable[[Any], str]
+        self,
+        app: ASGIApp,
+        direct: Mapping[str, DirectAnswer],
+        docs_for: Callable[[Any], str],
+        website: Website | None = None,
     ) -> None:
         #: Everything the gate does not answer itself (and the lifespan) goes on to this.
         self.app = app
         self.direct = dict(direct)
         #: A request's scope -> the base of its Problem `type` links (`Shell.docs_for`).
         self.docs_for = docs_for
+        self.website = website
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -121,6 +139,13 @@ class Gate:
         await self.app(scope, receive, send)
 
     async def _http(self, scope: Any, receive: Any, send: Any) -> None:
+        website = self.website
+        if website is not None:
+            raw: bytes = scope.get("raw_path") or scope["path"].encode()
+            if website.claims(raw.decode("latin-1").split("?", 1)[0]):
+                scope[ROUTE_NAME] = WEBSITE_ROUTE
+                await website.app(scope, receive, send)
+                return
         route = await self._route(scope, send)
         if route is None:
             return
@@ -163,8 +188,10 @@ __all__ = [
     "OPERATOR_ROUTES",
     "ROUTES",
     "ROUTE_NAME",
+    "WEBSITE_ROUTE",
     "DirectAnswer",
     "Gate",
     "Route",
+    "Website",
     "match_route",
 ]
