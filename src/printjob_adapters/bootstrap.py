@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import attrs
 
 from printjob_adapters.blobs import FilesystemBlobStore, make_private_dirs
+from printjob_adapters.passwords import Argon2PasswordHasher
 from printjob_adapters.settings import (
     BLOBS_DATABASE,
     DATA_DIR,
@@ -34,8 +35,14 @@ from printjob_adapters.settings import (
 from printjob_adapters.sqlite import SqliteStorage
 from printjob_adapters.storage import Storage
 from printjob_adapters.system import RandomIds, SystemClock
-from printjob_core.ports import BlobStore, Engine, ImageInfo, ImageProbe
-from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
+from printjob_core.ports import BlobStore, Engine, ImageInfo, ImageProbe, PasswordHasher
+from printjob_core.services import (
+    ApiService,
+    JobProcessing,
+    OperatorService,
+    Ports,
+    WebsiteService,
+)
 
 
 class NoDatabase(Exception):
@@ -146,6 +153,7 @@ class Container:
     api: ApiService
     processing: JobProcessing
     operator: OperatorService
+    website: WebsiteService
     #: The tracing engine; None when it could not be imported (API-only processes run).
     engine: Engine | None
     probe: ImageProbe
@@ -222,14 +230,15 @@ def bootstrap(
     probe: ImageProbe | None = None,
     lazy: bool = False,
     create: bool = True,
+    hasher: PasswordHasher | None = None,
 ) -> Container:
     """Wire the services for `settings` (default: from the environment).
 
-    `engine` and `probe` replace the defaults (tests use small ones). `lazy=True` imports
-    neither now, for processes that never convert (the operator commands): the engine
-    stays None unless given, and the probe is imported on first use. `create=False` (the
-    operator commands) raises `NoDatabase`, creating nothing, unless the data dir or
-    database already holds a printjob database.
+    `engine`, `probe` and `hasher` replace the defaults (tests use small or fast ones).
+    `lazy=True` imports neither engine nor probe now, for processes that never convert
+    (the operator commands): the engine stays None unless given, and the probe is
+    imported on first use. `create=False` (the operator commands) raises `NoDatabase`,
+    creating nothing, unless the data dir or database already holds a printjob database.
     """
     if settings is None:
         settings = Settings.from_env()
@@ -259,6 +268,11 @@ def bootstrap(
         api=ApiService(ports),
         processing=JobProcessing(ports),
         operator=OperatorService(ports),
+        website=WebsiteService(
+            ports,
+            Argon2PasswordHasher() if hasher is None else hasher,
+            signup_open=settings.signup_open,
+        ),
         engine=engine,
         probe=probe,
     )

@@ -39,6 +39,7 @@ BLOBS = "PRINTJOB_BLOBS"
 METRICS_TOKEN = "PRINTJOB_METRICS_TOKEN"
 LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
 WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
+SIGNUP = "PRINTJOB_SIGNUP"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 
 #: Every variable a settings file may set.
@@ -65,11 +66,17 @@ KNOWN_VARIABLES = frozenset(
         METRICS_TOKEN,
         LOG_FORMAT,
         WORKER_MEMORY_MB,
+        SIGNUP,
     }
 )
 
 #: The errors page the service serves itself: the default base of every Problem `type`.
 DOCS_ERRORS_PATH = "/docs/errors"
+
+#: The values of `PRINTJOB_SIGNUP`: whether anyone may sign up on the website.
+SIGNUP_OPEN = "open"
+SIGNUP_CLOSED = "closed"
+SIGNUP_CHOICES = (SIGNUP_OPEN, SIGNUP_CLOSED)
 
 #: The values of `PRINTJOB_LOG_FORMAT`.
 LOG_FORMATS = ("text", "json")
@@ -140,6 +147,13 @@ class Settings:
     #: fails `processing_failed`; the worker lives on. 2 GiB fits the largest images with
     #: room to spare and keeps a handful of workers well inside a 24 GB machine.
     worker_memory_mb: int = 2048
+    #: `open`: anyone may sign up on the website; `closed`: only people the operator
+    #: invites (`printjob accounts invite`).
+    signup: str = SIGNUP_OPEN
+
+    @property
+    def signup_open(self) -> bool:
+        return self.signup == SIGNUP_OPEN
 
     @property
     def database_path(self) -> Path:
@@ -265,6 +279,9 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
     log_format = (text(LOG_FORMAT) or "text").lower()
     if log_format not in LOG_FORMATS:
         raise SettingsError(f"{LOG_FORMAT} must be text or json, not {log_format!r}")
+    signup = (text(SIGNUP) or SIGNUP_OPEN).lower()
+    if signup not in SIGNUP_CHOICES:
+        raise SettingsError(f"{SIGNUP} must be open or closed, not {signup!r}")
     defaults = cls()
     return cls(
         data_dir=data_dir,
@@ -288,6 +305,7 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         metrics_token=metrics_token,
         log_format=log_format,
         worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
+        signup=signup,
     )
 
 

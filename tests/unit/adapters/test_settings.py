@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from printjob_adapters.bootstrap import bootstrap
+from printjob_adapters.passwords import Argon2PasswordHasher
 from printjob_adapters.settings import Settings, SettingsError
 from printjob_adapters.system import RandomIds, SystemClock
 from printjob_core.keys import looks_like_key
@@ -226,3 +227,31 @@ def test_worker_memory_cap_defaults_to_2_gib_and_may_be_off() -> None:
     assert Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "512"}).worker_memory_mb == 512
     with pytest.raises(SettingsError, match="PRINTJOB_WORKER_MEMORY_MB"):
         Settings.from_env({"PRINTJOB_WORKER_MEMORY_MB": "-1"})
+
+
+def test_signup_is_open_by_default_closed_on_request_and_nothing_else() -> None:
+    assert Settings.from_env({}).signup_open
+    assert Settings.from_env({"PRINTJOB_SIGNUP": "open"}).signup_open
+    closed = Settings.from_env({"PRINTJOB_SIGNUP": " Closed "})
+    assert (closed.signup, closed.signup_open) == ("closed", False)
+    with pytest.raises(SettingsError, match="PRINTJOB_SIGNUP must be open or closed, not 'maybe'"):
+        Settings.from_env({"PRINTJOB_SIGNUP": "maybe"})
+
+
+def test_bootstrap_wires_the_website_with_the_signup_setting(tmp_path: Path) -> None:
+    settings = Settings.from_env({"PRINTJOB_DATA_DIR": str(tmp_path), "PRINTJOB_SIGNUP": "closed"})
+    container = bootstrap(settings, lazy=True)
+    try:
+        assert container.website.signup_open is False
+        assert isinstance(container.website.hasher, Argon2PasswordHasher)
+    finally:
+        container.close()
+
+
+def test_argon2_hashes_are_argon2id_salted_and_verified() -> None:
+    hasher = Argon2PasswordHasher()
+    first, second = hasher.hash("a long passphrase"), hasher.hash("a long passphrase")
+    assert first.startswith("$argon2id$") and first != second
+    assert hasher.verify(first, "a long passphrase")
+    assert not hasher.verify(first, "a long passphrasE")
+    assert not hasher.verify("not a hash", "a long passphrase")
