@@ -231,6 +231,8 @@ def create_demo(container: Any, base_url: str) -> str:
         f"  account id: {account.id}\n"
         f"  API key:    {secret}\n"
         "  (the key is shown only this once; create more with `printjob keys create`)\n"
+        f"The website: {base_url}/ (sign up for an account of your own, create API keys "
+        "and convert pictures in the browser)\n"
         "Convert the sample picture to an SVG:\n"
         f"  curl -sS -X POST {base_url}/v1/jobs \\\n"
         f'    -H "Authorization: Bearer {secret}" \\\n'
@@ -366,7 +368,12 @@ def serve(
             container, on_startup=[lambda: _warm_up(container)], workers=supervisor.workers
         )
         supervisor.start()
-        log.info("printjob API on %s with %d worker process(es)", settings.base_url, count)
+        log.info(
+            "printjob API on %s/v1 and website on %s/ with %d worker process(es)",
+            settings.base_url,
+            settings.base_url,
+            count,
+        )
         try:
             run_server(app, options, sock, settings.log_format)
         finally:

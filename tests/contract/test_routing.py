@@ -46,7 +46,7 @@ def test_head_gets_405_with_allow_and_no_body(server: ServerProcess, path: str) 
 @pytest.mark.parametrize(
     "path",
     [
-        "/",
+        # "/" is the website's front page (issue #11; tests/contract/website).
         "/v1",
         "/v1/",
         "/v2/jobs",
