@@ -16,7 +16,7 @@ from printjob_core.errors import NotSignedIn, ProblemError, WebsiteError
 from printjob_http.website.cookies import SESSION_COOKIE, cookie_of, ended_session_cookie
 from printjob_http.website.csrf import CsrfRefused
 from printjob_http.website.forms import FormTooLarge
-from printjob_http.website.site import Site
+from printjob_http.website.site import Site, person_of
 
 log = logging.getLogger("printjob.website")
 AnyRequest = Request[Any, Any, Any]
@@ -75,7 +75,16 @@ def _page(
     request: AnyRequest, status: int, title: str, detail: str, headers: dict[str, str] | None = None
 ) -> Response[str]:
     site = _site(request)
-    return site.pages.answer("error.html", status, headers=headers, title=title, detail=detail)
+    person = person_of(request.scope)
+    return site.pages.answer(
+        "error.html",
+        status,
+        headers=headers,
+        title=title,
+        detail=detail,
+        signed_in=person,
+        csrf_token=person.csrf_token if person else "",
+    )
 
 
 def on_not_signed_in(request: AnyRequest, error: Exception) -> Response[Any]:

@@ -13,6 +13,15 @@ from printjob_http.shell import Network, client_address, in_thread
 from printjob_http.website.cookies import SESSION_COOKIE, cookie_of
 from printjob_http.website.pages import Pages
 
+#: Where `Site.signed_in` notes the request's person in its scope.
+PERSON = "printjob.website.person"
+
+
+def person_of(scope: Any) -> SignedIn | None:
+    """The person a handler found signed in before it raised (None for a visitor)."""
+    person: SignedIn | None = scope.get(PERSON)
+    return person
+
 
 @attrs.frozen
 class Site:
@@ -31,8 +40,12 @@ class Site:
         return client_address(scope, decoded, self.trusted)
 
     async def signed_in(self, scope: Any) -> SignedIn:
-        """The person of the request's session; `NotSignedIn` otherwise."""
-        return await in_thread(self.service.session, cookie_of(scope, SESSION_COOKIE))
+        """The person of the request's session; `NotSignedIn` otherwise.
+
+        Noted in the scope, so an error page shows the person still signed in."""
+        person = await in_thread(self.service.session, cookie_of(scope, SESSION_COOKIE))
+        scope[PERSON] = person
+        return person
 
     async def maybe_signed_in(self, scope: Any) -> SignedIn | None:
         """Like `signed_in`, but None for a visitor (the pages everyone may see)."""
@@ -44,4 +57,4 @@ class Site:
             return None
 
 
-__all__ = ["Site"]
+__all__ = ["PERSON", "Site", "person_of"]

@@ -142,6 +142,8 @@ def test_convert_with_progress_and_open_the_file(page: Page, camera: Camera) -> 
         page.get_by_role("button", name="Download SVG").click()
     path = download.value.path()
     assert download.value.suggested_filename.endswith(".svg")
+    expect(page.get_by_role("img", name="Preview of the downloaded SVG file")).to_be_visible()
+    camera.shot(page, "downloaded-with-preview")
     root = ET.parse(path).getroot()
     assert root.tag.endswith("svg")
     assert len(list(root.iter())) > 3

@@ -301,6 +301,7 @@ def test_converting_counts_downloads_against_the_free_plan(browser: Browser) -> 
     sixth = downloads[5]
     assert sixth.status_code == 429 and "Daily download limit reached" in sixth.text
     assert "monthly" in sixth.text.lower() and int(sixth.headers["retry-after"]) >= 1
+    assert "Sign out" in sixth.text  # the error page still shows the person signed in
     first = re.search(r'filename="(job_[0-9a-f]{32})', downloads[0].headers["content-disposition"])
     assert first is not None
     again = browser.post(f"/jobs/{first.group(1)}/download", f"/jobs/{first.group(1)}")

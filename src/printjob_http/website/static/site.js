@@ -91,8 +91,47 @@ function jobProgress() {
   window.setTimeout(poll, 300);
 }
 
+// Download through fetch, so the file can also be shown on the page (SVG and PNG); any
+// refusal (the daily quota, say) is shown by sending the form as a plain one.
+function downloadWithPreview() {
+  document.querySelectorAll("form[data-preview-into]").forEach(function (form) {
+    var figure = document.getElementById(form.getAttribute("data-preview-into"));
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = form.querySelector("button");
+      button.disabled = true;
+      fetch(form.action, {
+        method: "POST",
+        body: new URLSearchParams(new FormData(form)),
+        credentials: "same-origin"
+      })
+        .then(function (answer) {
+          var type = answer.headers.get("Content-Type") || "";
+          if (!answer.ok || type.indexOf("image/") !== 0) { throw new Error("refused"); }
+          var disposition = answer.headers.get("Content-Disposition") || "";
+          var name = (/filename="([^"]+)"/.exec(disposition) || [null, "result"])[1];
+          return answer.blob().then(function (blob) { return { blob: blob, name: name }; });
+        })
+        .then(function (file) {
+          var url = URL.createObjectURL(file.blob);
+          var save = document.createElement("a");
+          save.href = url;
+          save.download = file.name;
+          document.body.appendChild(save);
+          save.click();
+          save.remove();
+          figure.querySelector("img").src = url;
+          figure.hidden = false;
+          button.disabled = false;
+        })
+        .catch(function () { form.submit(); });
+    });
+  });
+}
+
 document.addEventListener("DOMContentLoaded", function () {
   copyButtons();
   converter();
   jobProgress();
+  downloadWithPreview();
 });
