@@ -7,7 +7,7 @@ Time (RFC 3339, UTC, the request's end), client address and port, request line, 
 body bytes sent, the time the app took, and the request's `X-Request-Id` (as echoed; see
 `printjob_http.request_ids`). With `PRINTJOB_LOG_FORMAT=json` the same fields as one JSON
 object per line. Never a header's value other than the checked request id: no key ever
-reaches the log.
+reaches the log; nor does a website invite's token, which is in its path (`SECRET_PATHS`).
 
 Why not uvicorn's access log: it builds a `logging` record per request and writes it at
 once, which cost a third of a poll's CPU time and, blocking on the log file from the
@@ -34,10 +34,22 @@ from printjob_http.request_ids import REQUEST_ID
 _METHODS = frozenset({"GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"})
 Observe = Callable[[str, str, int, float], None]
 
+#: Paths that carry a secret in their last part (the website's one-time invite links):
+#: logged with that part replaced.
+SECRET_PATHS = ("/invite/",)
+REDACTED = "[redacted]"
+
 #: Seconds a line may wait in the buffer.
 FLUSH_SECONDS = 0.5
 #: Bytes (roughly: characters) that make the buffer be written at once.
 FLUSH_SIZE = 64 * 1024
+
+
+def _without_secrets(path: str) -> str:
+    for prefix in SECRET_PATHS:
+        if path.startswith(prefix):
+            return prefix + REDACTED
+    return path
 
 
 class AccessLog:
@@ -87,7 +99,7 @@ class AccessLog:
         client = scope.get("client")
         peer = f"{client[0]}:{client[1]}" if client else "-"
         raw = scope.get("raw_path") or scope["path"].encode()
-        target = raw.decode("latin-1")
+        target = _without_secrets(raw.decode("latin-1"))
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode("latin-1")
         if not target.isprintable():

@@ -106,6 +106,21 @@ def test_a_full_buffer_is_written_at_once_and_flush_writes_the_rest(
     asyncio.run(run())
 
 
+def test_an_invite_token_in_a_path_is_never_logged(log: tuple[Path, int]) -> None:
+    log_path, fd = log
+    token = "inv_" + "s3cr3t" * 6
+
+    async def run() -> None:
+        logged = AccessLog(await answering(200, b"page"), fd)
+        await logged(scope(f"/invite/{token}"), None, noop_send)
+        logged.flush()
+
+    asyncio.run(run())
+    lines = read(log_path)
+    assert len(lines) == 1 and '"GET /invite/[redacted] HTTP/1.1" 200' in lines[0]
+    assert token not in log_path.read_text()
+
+
 def test_a_forged_line_break_stays_on_its_line(log: tuple[Path, int]) -> None:
     log_path, fd = log
 
