@@ -11,6 +11,8 @@
     printjob accounts disable ACCOUNT_ID
     printjob accounts enable ACCOUNT_ID
     printjob accounts limits ACCOUNT_ID --active-jobs-max 3|5|10
+    printjob accounts plan ACCOUNT_ID free|monthly
+    printjob accounts invite ACCOUNT_ID --email EMAIL [--json]
     printjob credits add ACCOUNT_ID N [--reason TEXT]
     printjob credits remove ACCOUNT_ID N --reason TEXT
     printjob credits history ACCOUNT_ID [--json]
@@ -23,7 +25,7 @@
 Settings come from the environment (`PRINTJOB_DATA_DIR`, ...; see `printjob_adapters.settings`).
 Exit status: 0 done; 1 the command could not be carried out (one line on stderr,
 `printjob: error: ...`); 2 the command line itself is wrong (argparse's usage message).
-An API key is printed once, by `keys create`, and never again.
+An API key is printed once, by `keys create`, and never again; so is an invite link.
 
 The operator's commands (accounts, credits, keys) only open a printjob database that
 exists: pointed at a data dir or PostgreSQL database without one, they fail with one line
@@ -44,6 +46,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from printjob_core.errors import OperatorError, PrintjobError, ProblemError, ServerBusy
+from printjob_core.quota import DAILY_DOWNLOADS
 from printjob_core.services import ACTIVE_JOBS_CHOICES
 from printjob_core.shapes import format_time
 
@@ -231,6 +234,7 @@ def cmd_accounts_show(args: argparse.Namespace) -> int:
         "active_jobs": view.active_jobs,
         "active_jobs_max": view.active_jobs_max,
         "live_keys": summary.live_keys,
+        "plan": account.plan.value,
         "created_at": _time(account.created_at),
         **dict(_contact(account)),
     }
@@ -257,6 +261,7 @@ def cmd_accounts_list(args: argparse.Namespace) -> int:
             "credits_balance": account.credits_balance,
             "credits_held": account.credits_held,
             "active_jobs_max": account.active_jobs_max,
+            "plan": account.plan.value,
             "disabled": account.disabled,
             "created_at": _time(account.created_at),
         }
@@ -268,7 +273,16 @@ def cmd_accounts_list(args: argparse.Namespace) -> int:
     which = "disabled accounts" if args.disabled else "accounts"
     print(f"{len(rows)} {which} in {_in_use[-1]}")
     if rows:
-        header = ("ACCOUNT_ID", "NAME", "EMAIL", "CREDITS", "HELD", "ACTIVE_MAX", "DISABLED")
+        header = (
+            "ACCOUNT_ID",
+            "NAME",
+            "EMAIL",
+            "CREDITS",
+            "HELD",
+            "ACTIVE_MAX",
+            "PLAN",
+            "DISABLED",
+        )
         _print_columns(
             (*header, "CREATED_AT"),
             [
@@ -279,6 +293,7 @@ def cmd_accounts_list(args: argparse.Namespace) -> int:
                     str(row["credits_balance"]),
                     str(row["credits_held"]),
                     str(row["active_jobs_max"]),
+                    str(row["plan"]),
                     "yes" if row["disabled"] else "no",
                     str(row["created_at"]),
                 )
@@ -295,6 +310,42 @@ def cmd_accounts_limits(args: argparse.Namespace) -> int:
         f"account {account.id} may now have {account.active_jobs_max} unfinished jobs at "
         "once; jobs already accepted are not affected"
     )
+    return EXIT_OK
+
+
+def cmd_accounts_plan(args: argparse.Namespace) -> int:
+    account = _container().operator.set_plan(args.account_id, args.plan)
+    quota = DAILY_DOWNLOADS[account.plan]
+    downloads = "no daily cap" if quota is None else f"{quota} website downloads per UTC day"
+    print(f"account {account.id} is now on the {account.plan.value} plan: {downloads}")
+    return EXIT_OK
+
+
+#: Where the invite link points when `PRINTJOB_BASE_URL` is not set: `serve`'s default.
+DEFAULT_SERVER = ("127.0.0.1", 8000)
+
+
+def cmd_accounts_invite(args: argparse.Namespace) -> int:
+    container = _container()
+    invite, token = container.operator.invite(args.account_id, args.email)
+    settings = container.settings
+    invite_url = f"{settings.base_url_for(*DEFAULT_SERVER)}/invite/{token}"
+    if settings.base_url is None:
+        print(
+            f"note: PRINTJOB_BASE_URL is not set, so the link assumes the server at "
+            f"{settings.base_url_for(*DEFAULT_SERVER)}",
+            file=sys.stderr,
+        )
+    note = (
+        f"Send this link to {invite.email}; it works once, until {_time(invite.expires_at)}. "
+        "printjob keeps only its hash."
+    )
+    if args.json:
+        _print_json({"invite_url": invite_url, "expires_at": _time(invite.expires_at)})
+        print(note, file=sys.stderr)
+    else:
+        print(invite_url)
+        print(note)
     return EXIT_OK
 
 
@@ -503,6 +554,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="unfinished jobs allowed at once",
     )
     limits.set_defaults(run=cmd_accounts_limits)
+    plan = account_commands.add_parser(
+        "plan", help="set an account's website plan: free (5 downloads a day) or monthly"
+    )
+    plan.add_argument("account_id", metavar="ACCOUNT_ID")
+    plan.add_argument("plan", metavar="free|monthly", help="the plan")
+    plan.set_defaults(run=cmd_accounts_plan)
+    invite = account_commands.add_parser(
+        "invite", help="print a one-time link for someone to set a website password"
+    )
+    invite.add_argument("account_id", metavar="ACCOUNT_ID")
+    invite.add_argument("--email", required=True, help="who will sign in with it")
+    invite.add_argument("--json", action="store_true", help='print {"invite_url": ...}')
+    invite.set_defaults(run=cmd_accounts_invite)
     disable = account_commands.add_parser(
         "disable", help="disable an account; its unfinished jobs are canceled, nothing charged"
     )

@@ -104,6 +104,7 @@ def test_accounts_credits_and_show(cli: Cli) -> None:
         "active_jobs": 0,
         "active_jobs_max": 5,
         "live_keys": 0,
+        "plan": "free",
     }
     human = cli.ok("accounts", "show", account_id).splitlines()
     assert human[0].split() == ["account_id", account_id]
@@ -363,6 +364,8 @@ OPERATOR_COMMANDS = (
     ["accounts", "disable", "acct_" + "0" * 24],
     ["accounts", "enable", "acct_" + "0" * 24],
     ["accounts", "limits", "acct_" + "0" * 24, "--active-jobs-max", "5"],
+    ["accounts", "plan", "acct_" + "0" * 24, "monthly"],
+    ["accounts", "invite", "acct_" + "0" * 24, "--email", "bob@example.com"],
     ["credits", "add", "acct_" + "0" * 24, "5"],
     ["credits", "remove", "acct_" + "0" * 24, "5", "--reason", "refund"],
     ["credits", "history", "acct_" + "0" * 24],
@@ -511,6 +514,7 @@ def test_accounts_have_a_name_and_an_email_and_are_listed(
         "credits_balance",
         "credits_held",
         "active_jobs_max",
+        "plan",
         "disabled",
         "created_at",
     }
@@ -640,3 +644,59 @@ def test_an_unreachable_database_is_named_without_its_password(
         "(database: postgresql://pj:***@127.0.0.1:9/printjob (PRINTJOB_DATABASE_URL))"
     )
     assert "s3cret" not in message
+
+
+def test_accounts_plan_is_shown_by_show_and_list(cli: Cli) -> None:
+    account_id = cli.new_account()
+    assert "now on the monthly plan: no daily cap" in cli.ok(
+        "accounts", "plan", account_id, "monthly"
+    )
+    shown = cli.json("accounts", "show", account_id)
+    assert isinstance(shown, dict) and shown["plan"] == "monthly"
+    assert "plan               monthly" in cli.ok("accounts", "show", account_id)
+    listed = cli.json("accounts", "list")
+    assert isinstance(listed, list) and listed[0]["plan"] == "monthly"
+    header, row = cli.ok("accounts", "list").splitlines()[1:3]
+    assert header.split()[6] == "PLAN" and row.split()[6] == "monthly"
+    out = cli.ok("accounts", "plan", account_id, "free")
+    assert "free plan: 5 website downloads per UTC day" in out
+    assert "free or monthly, not 'gold'" in cli.fails("accounts", "plan", account_id, "gold")
+    assert "no account" in cli.fails("accounts", "plan", "acct_" + "0" * 24, "free")
+
+
+def test_accounts_invite_prints_a_one_time_link(cli: Cli) -> None:
+    account_id = cli.new_account()
+    done = cli.run(
+        "accounts",
+        "invite",
+        account_id,
+        "--email",
+        "Bob@Example.com",
+        "--json",
+        PRINTJOB_BASE_URL="https://print.example.com/",
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert set(answer) == {"invite_url", "expires_at"}
+    url = urlsplit(answer["invite_url"])
+    assert (url.scheme, url.netloc) == ("https", "print.example.com")
+    assert re.fullmatch(r"/invite/[A-Za-z0-9_-]{43}", url.path)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", answer["expires_at"])
+    assert "bob@example.com" in done.stderr and "works once" in done.stderr
+    token = url.path.rsplit("/", 1)[1]
+    container = bootstrap(Settings.from_env({"PRINTJOB_DATA_DIR": str(cli.data_dir)}), lazy=True)
+    try:
+        assert container.website.invite(token).email == "bob@example.com"
+        with container.storage.reader() as uow:
+            assert uow.invites.get(token) is None, "only the token's hash is stored"
+    finally:
+        container.close()
+    text = cli.run("accounts", "invite", account_id, "--email", "carol@example.com")
+    assert text.returncode == 0, text.stderr
+    link = text.stdout.splitlines()[0]
+    assert link.startswith("http://127.0.0.1:8000/invite/")
+    assert "PRINTJOB_BASE_URL is not set" in text.stderr
+    assert "--email must look like" in cli.fails("accounts", "invite", account_id, "--email", "x")
+    assert "no account" in cli.fails(
+        "accounts", "invite", "acct_" + "0" * 24, "--email", "bob@example.com"
+    )

@@ -6,7 +6,9 @@ job runner would (authenticate, then submit / cancel / download; the polling rea
 workers dying and the service restarting; the operator disabling accounts and adding
 credits; time passing) against a small model of what every job's status should be, and
 checks the contract's invariants after every step (contract section 3, 1.3-1.4, 4.1 rule 3,
-design decisions 9-10).
+design decisions 9-10). Website conversions run on the same queue and workers: they never
+hold, charge or release a credit nor write a ledger entry, never appear under `/v1`, have
+their own cap and per-minute bucket, and their downloads are counted by the plan's quota.
 
 The storage is a parameter: `TestCoreWithFakes` runs the machine over the in-memory fakes,
 `TestCoreWithSqlite` over the real SQLite adapter and the filesystem blob store (a fresh
@@ -47,7 +49,9 @@ from printjob_core.errors import (
     JobNotCancelable,
     NotFound,
     OperatorError,
+    PrintjobError,
     ProblemError,
+    QuotaExhausted,
     RateLimited,
     ResultExpired,
     ResultNotReady,
@@ -59,6 +63,7 @@ from printjob_core.fakes import (
     FakeClock,
     FakeIds,
     FakeImageProbe,
+    FakePasswordHasher,
     FakeRateLimiter,
     FakeStore,
     fake_image,
@@ -67,12 +72,24 @@ from printjob_core.model import (
     Account,
     ConversionOutput,
     Job,
+    JobChannel,
     JobErrorCode,
     JobStatus,
     LedgerKind,
     Phase,
+    Plan,
 )
-from printjob_core.services import ApiService, Claim, JobProcessing, OperatorService, Ports
+from printjob_core.quota import DAILY_DOWNLOADS, quota_day
+from printjob_core.services import (
+    ApiService,
+    Claim,
+    JobProcessing,
+    OperatorService,
+    Ports,
+    SignedIn,
+    WebsiteService,
+    conversion_options,
+)
 
 LEASE = timedelta(seconds=60)
 RESULT_TTL = timedelta(hours=24)
@@ -114,6 +131,9 @@ class ModelAccount:
     #: Taken back by the operator (`credits remove`).
     removed: int = 0
     disabled: bool = False
+    plan: Plan = Plan.FREE
+    #: Website results downloaded, and the UTC day each was first counted against.
+    downloads: dict[str, object] = attrs.Factory(dict)
 
 
 @attrs.define
@@ -132,6 +152,7 @@ class ModelJob:
     result_expires: datetime | None = None
     result_swept: bool = False
     error_code: JobErrorCode | None = None
+    channel: JobChannel = JobChannel.API
 
     @property
     def format(self) -> str:
@@ -166,6 +187,7 @@ class CoreMachine(RuleBasedStateMachine):
         self.api = ApiService(self.ports)
         self.runner = JobProcessing(self.ports)
         self.operator = OperatorService(self.ports)
+        self.website = WebsiteService(self.ports, FakePasswordHasher())
         self.accounts: list[ModelAccount] = []
         self.jobs: dict[str, ModelJob] = {}  # in submission order, as the queue is
         self.claims: list[Claim] = []
@@ -195,16 +217,26 @@ class CoreMachine(RuleBasedStateMachine):
         return self.jobs[ids[index % len(ids)]]
 
     def _succeeded(self, account: ModelAccount) -> int:
+        """The account's charged jobs: its succeeded API jobs."""
         return sum(
             1
             for j in self.jobs.values()
-            if j.account_id == account.id and j.status is JobStatus.SUCCEEDED
+            if j.account_id == account.id
+            and j.status is JobStatus.SUCCEEDED
+            and j.channel is JobChannel.API
         )
 
-    def _unfinished(self, account: ModelAccount) -> int:
+    def _unfinished(self, account: ModelAccount, channel: JobChannel = JobChannel.API) -> int:
         return sum(
-            1 for j in self.jobs.values() if j.account_id == account.id and j.status in UNFINISHED
+            1
+            for j in self.jobs.values()
+            if j.account_id == account.id and j.status in UNFINISHED and j.channel is channel
         )
+
+    @staticmethod
+    def _person(account: ModelAccount) -> SignedIn:
+        """A signed-in person of the account (the conversions read only the account)."""
+        return SignedIn("session", "person", "someone@example.com", account.id, "csrf")
 
     def _balance(self, account: ModelAccount) -> int:
         return account.initial + account.added - account.removed - self._succeeded(account)
@@ -234,12 +266,12 @@ class CoreMachine(RuleBasedStateMachine):
         assert job is not None, job_id
         return job
 
-    def _expect(self, call: Callable[[], object], error: type[ProblemError]) -> ProblemError:
+    def _expect(self, call: Callable[[], object], error: type[PrintjobError]) -> PrintjobError:
         try:
             call()
         except error as exc:
             return exc
-        except ProblemError as exc:
+        except (ProblemError, QuotaExhausted) as exc:
             raise AssertionError(f"expected {error.__name__}, got {exc!r}") from exc
         raise AssertionError(f"expected {error.__name__}, nothing was raised")
 
@@ -340,7 +372,7 @@ class CoreMachine(RuleBasedStateMachine):
         if not self._read_allowed(account):
             self._expect(call, RateLimited)
             return
-        if job.account_id != account.id:
+        if job.account_id != account.id or job.channel is JobChannel.WEBSITE:
             self._expect(call, NotFound)
             return
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
@@ -371,10 +403,12 @@ class CoreMachine(RuleBasedStateMachine):
                 lambda: self.api.job_for_key(self._bearer(account), CLIENT, job.id), RateLimited
             )
             return
-        if job.account_id != account.id:
+        if job.account_id != account.id or job.channel is JobChannel.WEBSITE:
             self._expect(
                 lambda: self.api.job_for_key(self._bearer(account), CLIENT, job.id), NotFound
             )
+            if job.channel is JobChannel.WEBSITE:
+                event("read: website job not found under /v1")
         else:
             assert self.api.job_for_key(self._bearer(account), CLIENT, job.id).status is job.status
         if not self._read_allowed(account):
@@ -384,7 +418,7 @@ class CoreMachine(RuleBasedStateMachine):
         def download():
             return self.api.result(current, job.id)
 
-        if job.account_id != account.id:
+        if job.account_id != account.id or job.channel is JobChannel.WEBSITE:
             self._expect(download, NotFound)
         elif job.status is not JobStatus.SUCCEEDED:
             self._expect(download, ResultNotReady)
@@ -411,6 +445,104 @@ class CoreMachine(RuleBasedStateMachine):
         view = self.api.account_for_key(self._bearer(account), CLIENT)
         assert view.credits_balance == self._balance(account)
         assert view.active_jobs == self._unfinished(account)
+
+    # -- people on the website --
+
+    @rule(a=INDEX, image=st.integers(min_value=0, max_value=1), fmt=st.sampled_from(FORMATS))
+    def website_convert(self, a: int, image: int, fmt: str | None) -> None:
+        account = self._account(a)
+        if fmt is None:
+            self._expect(lambda: conversion_options([("format", "tiff")]), InvalidParameter)
+            return
+        data = fake_image(100, 100, salt=str(image))
+
+        def call():
+            options = conversion_options([("format", fmt)])
+            return self.website.submit_conversion(self._person(account), data, options)
+
+        if self._count(f"websubmit:{account.id}") > SUBMISSIONS_PER_MINUTE:
+            self._expect(call, RateLimited)
+            event("website: rate limited")
+            return
+        if account.disabled:
+            self._expect(call, AccountDisabled)
+            return
+        if self._unfinished(account, JobChannel.WEBSITE) >= account.active_jobs_max:
+            self._expect(call, TooManyActiveJobs)
+            event("website: too many active jobs")
+            return
+        job = call()
+        assert job.channel is JobChannel.WEBSITE and job.status is JobStatus.QUEUED
+        assert job.image_key is not None and job.id not in self.jobs
+        self.jobs[job.id] = ModelJob(
+            job.id, account.id, (image, fmt), job.image_key, channel=JobChannel.WEBSITE
+        )
+        event("website: accepted")
+
+    @precondition(lambda self: self.jobs)
+    @rule(a=INDEX, j=INDEX, stranger=STRANGER)
+    def website_cancel(self, a: int, j: int, stranger: bool) -> None:
+        job = self._job(j)
+        account = self._account(a) if stranger else self._owner(job)
+
+        def call():
+            return self.website.cancel_conversion(self._person(account), job.id)
+
+        if job.account_id != account.id or job.channel is JobChannel.API:
+            self._expect(call, NotFound)
+            return
+        if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            self._expect(call, JobNotCancelable)
+            return
+        assert call().status is JobStatus.CANCELED
+        event(f"website cancel: {job.status.value}")
+        job.status = JobStatus.CANCELED
+        job.progress = None
+        job.lease_until = None
+
+    @precondition(lambda self: self.jobs)
+    @rule(a=INDEX, j=INDEX, stranger=STRANGER, done=st.booleans())
+    def website_download(self, a: int, j: int, stranger: bool, done: bool) -> None:
+        """Download a job's file on the website; with `done`, one of the succeeded website
+        jobs when there are any (so downloads, repeats and the quota are reached often)."""
+        finished = [
+            job
+            for job in self.jobs.values()
+            if job.channel is JobChannel.WEBSITE and job.status is JobStatus.SUCCEEDED
+        ]
+        job = finished[j % len(finished)] if done and finished else self._job(j)
+        account = self._account(a) if stranger else self._owner(job)
+
+        def call():
+            return self.website.download(self._person(account), job.id)
+
+        if job.account_id != account.id or job.channel is JobChannel.API:
+            self._expect(call, NotFound)
+            return
+        if job.status is not JobStatus.SUCCEEDED:
+            self._expect(call, ResultNotReady)
+            return
+        if job.result_swept or self.clock.now() > job.result_expires:
+            self._expect(call, ResultExpired)
+            return
+        day = quota_day(self.clock.now())
+        limit = DAILY_DOWNLOADS[account.plan]
+        used = sum(1 for counted in account.downloads.values() if counted == day)
+        if job.id not in account.downloads and limit is not None and used >= limit:
+            self._expect(call, QuotaExhausted)
+            event("website download: quota used up")
+            return
+        download = call()
+        assert download.data == job.result_data
+        assert download.counted is (job.id not in account.downloads)
+        event(f"website download: counted={download.counted}")
+        account.downloads.setdefault(job.id, day)
+
+    @rule(a=INDEX, plan=st.sampled_from(list(Plan)))
+    def set_plan(self, a: int, plan: Plan) -> None:
+        account = self._account(a)
+        assert self.operator.set_plan(account.id, plan.value).plan is plan
+        account.plan = plan
 
     @rule(address=st.sampled_from(sorted(NETWORKS)))
     def wrong_key(self, address: str) -> None:
@@ -676,7 +808,11 @@ class CoreMachine(RuleBasedStateMachine):
             for n, entry in enumerate(history):
                 assert entry.account_id == account.id and entry.amount > 0
                 assert ledger.replay(history[: n + 1]) == (entry.balance_after, entry.held_after)
-            jobs = {j.id: j for j in self.jobs.values() if j.account_id == account.id}
+            jobs = {
+                j.id: j
+                for j in self.jobs.values()
+                if j.account_id == account.id and j.channel is JobChannel.API
+            }
             for kind in (LedgerKind.HOLD, LedgerKind.CHARGE, LedgerKind.RELEASE):
                 moved = [e.job_id for e in history if e.kind is kind]
                 assert len(moved) == len(set(moved)), (kind, moved)
@@ -694,12 +830,29 @@ class CoreMachine(RuleBasedStateMachine):
             assert all(e.reason == "refund" for e in history if e.kind is LedgerKind.REMOVE)
 
     @invariant()
+    def website_jobs_never_move_credits(self) -> None:
+        """No ledger entry names a website job, and what the API says of an account is
+        what it would say if the website's jobs did not exist."""
+        website = {j.id for j in self.jobs.values() if j.channel is JobChannel.WEBSITE}
+        for account in self.accounts:
+            history = self.operator.credit_history(account.id)
+            assert not website & {entry.job_id for entry in history}
+            summary = self.operator.show_account(account.id)
+            assert summary.view.active_jobs == self._unfinished(account, JobChannel.API)
+            with self.ports.reader() as uow:
+                assert uow.jobs.count_unfinished(account.id, JobChannel.WEBSITE) == (
+                    self._unfinished(account, JobChannel.WEBSITE)
+                )
+
+    @invariant()
     def jobs_match_the_model(self) -> None:
         for job in self.jobs.values():
             stored = self._stored(job.id)
             assert stored.status is job.status, (job.id, stored.status, job.status)
             assert stored.account_id == job.account_id
-            assert stored.credits_charged == (1 if job.status is JobStatus.SUCCEEDED else 0)
+            charged = job.status is JobStatus.SUCCEEDED and job.channel is JobChannel.API
+            assert stored.credits_charged == (1 if charged else 0)
+            assert stored.channel is job.channel
             assert stored.attempts == job.attempts
             assert stored.progress == job.progress
             assert (stored.finished_at is None) is (job.status in UNFINISHED)

@@ -32,10 +32,12 @@ from printjob_adapters.postgres import PostgresStorage
 from printjob_adapters.postgres import open_storage as open_postgres
 from printjob_adapters.sqlite import open_storage as open_sqlite
 from printjob_core import ledger
+from printjob_core.errors import NotSignedIn, PrintjobError, QuotaExhausted
 from printjob_core.fakes import (
     FakeClock,
     FakeIds,
     FakeImageProbe,
+    FakePasswordHasher,
     FakeRateLimiter,
     FakeStore,
     FakeUnitOfWork,
@@ -45,6 +47,8 @@ from printjob_core.limits import Policy
 from printjob_core.model import (
     Background,
     ConversionOutput,
+    Invite,
+    JobChannel,
     JobError,
     JobErrorCode,
     JobOptions,
@@ -53,12 +57,23 @@ from printjob_core.model import (
     LedgerEntry,
     LedgerKind,
     OutputFormat,
+    Person,
     Phase,
+    Plan,
     Size,
+    WebSession,
 )
 from printjob_core.ports import JobByKey
 from printjob_core.readiness import QueueState
-from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
+from printjob_core.services import (
+    ApiService,
+    JobProcessing,
+    OperatorService,
+    Ports,
+    SignedIn,
+    WebsiteService,
+)
+from printjob_core.sessions import hash_token
 from printjob_core.views import UnitOfWorkViews
 from tests.keyed_reads import KeyedReads
 from tests.postgres_support import create_database, drop_database
@@ -979,3 +994,359 @@ def test_a_reader_cannot_write_and_its_commit_does_nothing(
         uow.accounts.save(attrs.evolve(acct, credits_balance=11))
         uow.commit()
     assert balance(storage) == 11
+
+
+# -- the website: plans, channels, people, sessions, invites, downloads, sign-in failures --
+
+
+def _person(n: int, account_id: str, email: str | None = None) -> Person:
+    return Person(
+        id=f"person_{n:024x}",
+        account_id=account_id,
+        email=email or f"p{n}@example.com",
+        password_hash=f"hash-{n}",
+        created_at=T0 + timedelta(seconds=n),
+        password_changed_at=T0 + timedelta(seconds=n),
+    )
+
+
+def _session(n: int, person: Person, **changes: Any) -> WebSession:
+    base = WebSession(
+        token_hash=f"{n:064x}",
+        person_id=person.id,
+        account_id=person.account_id,
+        created_at=T0,
+        last_seen_at=T0,
+        expires_at=T0 + timedelta(days=30),
+    )
+    return attrs.evolve(base, **changes)
+
+
+def test_accounts_keep_their_plan_and_jobs_their_channel(storage: Storage) -> None:
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow:
+        uow.accounts.save(attrs.evolve(acct, plan=Plan.MONTHLY))
+        website = job(1, channel=JobChannel.WEBSITE)
+        uow.jobs.add(website)
+        uow.jobs.add(job(2))
+        uow.jobs.add(job(3, channel=JobChannel.WEBSITE))
+        uow.jobs.add(job(4, status=JobStatus.SUCCEEDED, channel=JobChannel.WEBSITE))
+        uow.commit()
+    with storage.reader() as uow:
+        stored = uow.accounts.get(acct.id)
+        assert stored is not None and stored.plan is Plan.MONTHLY
+        assert uow.jobs.get(website.id) == website
+        assert uow.jobs.count_unfinished(acct.id) == 1
+        assert uow.jobs.count_unfinished(acct.id, JobChannel.API) == 1
+        assert uow.jobs.count_unfinished(acct.id, JobChannel.WEBSITE) == 2
+        assert [j.id for j in uow.jobs.recent_for(acct.id, 3)] == [
+            job(4).id,
+            job(3).id,
+            job(2).id,
+        ]
+        assert uow.jobs.recent_for("acct_other", 3) == []
+    # `/v1/account` counts the API's unfinished jobs only.
+    key = api_key(1, acct.id)
+    with storage.unit_of_work() as uow:
+        uow.keys.add(key)
+        uow.commit()
+    found = storage.views().account_by_key(key.key_hash)
+    assert found is not None and found.active_jobs == 1
+
+
+def test_recent_jobs_made_at_one_moment_list_newest_added_first(storage: Storage) -> None:
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow:
+        for n in (1, 2, 3):
+            uow.jobs.add(job(n, created_at=T0))
+        uow.commit()
+    with storage.reader() as uow:
+        assert [j.id for j in uow.jobs.recent_for(acct.id, 5)] == [job(n).id for n in (3, 2, 1)]
+
+
+def test_keys_keep_a_label_and_when_they_were_last_used(storage: Storage) -> None:
+    acct = add_account(storage)
+    key = attrs.evolve(api_key(1, acct.id), label="laptop <b>")
+    later = T0 + timedelta(minutes=5)
+    with storage.unit_of_work() as uow:
+        uow.keys.add(key)
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        uow.keys.touch(key.id, later)
+        uow.keys.touch(key.id, T0)  # an older time never goes back
+        uow.keys.touch("key_missing", later)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.keys.get(key.id) == attrs.evolve(key, last_used_at=later)
+    # A touch leaves a revoke made meanwhile alone.
+    with storage.unit_of_work() as uow:
+        uow.keys.save(attrs.evolve(key, revoked_at=later, last_used_at=later))
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        uow.keys.touch(key.id, later + timedelta(minutes=1))
+        uow.commit()
+    with storage.reader() as uow:
+        stored = uow.keys.get(key.id)
+    assert stored is not None and stored.revoked_at == later
+    assert stored.last_used_at == later + timedelta(minutes=1)
+    assert storage.views().account_by_key(key.key_hash) is not None
+
+
+def test_people_have_one_email_each_whatever_its_case(storage: Storage) -> None:
+    acct = add_account(storage)
+    ada = _person(1, acct.id, "ada@example.com")
+    with storage.unit_of_work() as uow:
+        assert uow.people.add(ada)
+        assert not uow.people.add(_person(2, acct.id, "ADA@example.com"))
+        assert uow.people.add(_person(3, acct.id))
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.people.get(ada.id) == ada
+        assert uow.people.get("person_missing") is None
+        assert uow.people.find_by_email("Ada@Example.COM") == ada
+        assert uow.people.find_by_email("nobody@example.com") is None
+        assert [p.id for p in uow.people.for_account(acct.id)] == [ada.id, _person(3, "").id]
+    changed = attrs.evolve(ada, password_hash="new", password_changed_at=T0 + timedelta(days=1))
+    with storage.unit_of_work() as uow:
+        uow.people.save(changed)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.people.get(ada.id) == changed
+
+
+def test_sessions_by_token_hash_touched_forward_and_ended(storage: Storage) -> None:
+    acct = add_account(storage)
+    other = add_account(storage, account(2))
+    ada, bob = _person(1, acct.id), _person(2, acct.id)
+    carol = _person(3, other.id)
+    first, second, third = _session(1, ada), _session(2, ada), _session(3, bob)
+    elsewhere = _session(4, carol)
+    with storage.unit_of_work() as uow:
+        for person in (ada, bob, carol):
+            uow.people.add(person)
+        for session in (first, second, third, elsewhere):
+            uow.sessions.add(session)
+        uow.commit()
+    seen = T0 + timedelta(hours=1)
+    with storage.unit_of_work() as uow:
+        uow.sessions.touch(first.token_hash, seen)
+        uow.sessions.touch(first.token_hash, T0)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.sessions.get(first.token_hash) == attrs.evolve(first, last_seen_at=seen)
+        assert uow.sessions.get("0" * 64) is None
+    with storage.unit_of_work() as uow:
+        assert uow.sessions.delete_for_person(ada.id, keep=second.token_hash) == 1
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.sessions.get(first.token_hash) is None
+        assert uow.sessions.get(second.token_hash) == second
+    with storage.unit_of_work() as uow:
+        assert uow.sessions.delete_for_account(acct.id) == 2
+        uow.sessions.delete(elsewhere.token_hash)
+        uow.sessions.delete(elsewhere.token_hash)
+        uow.commit()
+    with storage.reader() as uow:
+        for session in (second, third, elsewhere):
+            assert uow.sessions.get(session.token_hash) is None
+
+
+def test_expired_and_idle_sessions_are_purged(storage: Storage) -> None:
+    acct = add_account(storage)
+    ada = _person(1, acct.id)
+    now = T0 + timedelta(days=10)
+    live = _session(1, ada, last_seen_at=now - timedelta(days=1))
+    idle = _session(2, ada, last_seen_at=now - timedelta(days=8))
+    old = _session(3, ada, last_seen_at=now, expires_at=now)
+    with storage.unit_of_work() as uow:
+        uow.people.add(ada)
+        for session in (live, idle, old):
+            uow.sessions.add(session)
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        assert uow.sessions.purge_expired(now, now - timedelta(days=7)) == 2
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.sessions.get(live.token_hash) == live
+        assert uow.sessions.get(idle.token_hash) is None
+
+
+def test_an_invite_is_used_once_and_not_when_expired(storage: Storage) -> None:
+    acct = add_account(storage)
+    fresh = Invite("a" * 64, acct.id, "bob@example.com", T0, T0 + timedelta(days=7))
+    stale = Invite("b" * 64, acct.id, "carol@example.com", T0, T0 + timedelta(days=7))
+    with storage.unit_of_work() as uow:
+        uow.invites.add(fresh)
+        uow.invites.add(stale)
+        uow.commit()
+    used_at = T0 + timedelta(days=1)
+    with storage.unit_of_work() as uow:
+        assert uow.invites.get(fresh.token_hash) == fresh
+        assert uow.invites.use(fresh.token_hash, used_at)
+        assert not uow.invites.use(fresh.token_hash, used_at)
+        assert not uow.invites.use(stale.token_hash, stale.expires_at)
+        assert not uow.invites.use("c" * 64, used_at)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.invites.get(fresh.token_hash) == attrs.evolve(fresh, used_at=used_at)
+        assert uow.invites.get("c" * 64) is None
+
+
+def test_a_download_is_counted_once_per_job_on_its_first_day(storage: Storage) -> None:
+    acct = add_account(storage)
+    other = add_account(storage, account(2))
+    day, next_day = T0.date(), T0.date() + timedelta(days=1)
+    with storage.unit_of_work() as uow:
+        assert uow.downloads.record(acct.id, job(1).id, day, T0)
+        assert not uow.downloads.record(acct.id, job(1).id, next_day, T0 + timedelta(days=1))
+        assert uow.downloads.record(acct.id, job(2).id, day, T0)
+        assert uow.downloads.record(acct.id, job(3).id, next_day, T0 + timedelta(days=1))
+        assert uow.downloads.record(other.id, job(4).id, day, T0)
+        uow.commit()
+    with storage.reader() as uow:
+        assert uow.downloads.counted(acct.id, job(1).id)
+        assert not uow.downloads.counted(other.id, job(1).id)
+        assert uow.downloads.count_on(acct.id, day) == 2
+        assert uow.downloads.count_on(acct.id, next_day) == 1
+        assert uow.downloads.count_on(other.id, next_day) == 0
+
+
+def test_sign_in_failures_by_bucket_since_a_moment(storage: Storage) -> None:
+    times = [T0 + timedelta(minutes=m) for m in (0, 5, 10)]
+    with storage.unit_of_work() as uow:
+        for moment in reversed(times):
+            uow.sign_in_failures.add("signin-email:ada@example.com", moment)
+        uow.sign_in_failures.add("signin-address:192.0.2.1", times[1])
+        uow.commit()
+    with storage.unit_of_work() as uow:
+        assert uow.sign_in_failures.since("signin-email:ada@example.com", T0) == times[1:]
+        assert uow.sign_in_failures.since("signin-email:ada@example.com", T0 - MINUTE_STEP) == (
+            times
+        )
+        assert uow.sign_in_failures.purge_before(times[1]) == 1
+        uow.sign_in_failures.clear("signin-address:192.0.2.1")
+        uow.commit()
+    with storage.reader() as uow:
+        assert (
+            uow.sign_in_failures.since("signin-email:ada@example.com", T0 - MINUTE_STEP)
+            == (times[1:])
+        )
+        assert uow.sign_in_failures.since("signin-address:192.0.2.1", T0 - MINUTE_STEP) == []
+
+
+MINUTE_STEP = timedelta(minutes=1)
+
+
+def _website(storage: Storage, tmp_path: Path) -> tuple[Ports, WebsiteService, JobProcessing]:
+    ports, _, processing = services(storage, tmp_path)
+    return ports, WebsiteService(ports, FakePasswordHasher()), processing
+
+
+def _succeeded_conversions(
+    website: WebsiteService, processing: JobProcessing, signed_in: SignedIn, count: int
+) -> list[str]:
+    job_ids = []
+    for n in range(count):
+        submitted = website.submit_conversion(
+            signed_in, fake_image(salt=str(n)), JobOptions(OutputFormat.SVG)
+        )
+        claim = processing.claim()
+        assert claim is not None and claim.job.id == submitted.id
+        output = ConversionOutput(b"<svg/>", 10, 10, 2, background_removed=False)
+        assert processing.succeed(claim, output) is not None
+        job_ids.append(submitted.id)
+    return job_ids
+
+
+def test_two_downloads_of_one_result_at_once_count_it_once(
+    storage: Storage, tmp_path: Path
+) -> None:
+    _, website, processing = _website(storage, tmp_path)
+    me = website.sign_up("ada@example.com", "correct horse battery", "192.0.2.1").signed_in
+    (job_id,) = _succeeded_conversions(website, processing, me, 1)
+    counted: list[bool] = []
+    _race(*[lambda: counted.append(website.download(me, job_id).counted)] * 4)
+    assert sorted(counted) == [False, False, False, True]
+    assert website.quota(me).used == 1
+
+
+def test_racing_downloads_never_pass_the_quota(storage: Storage, tmp_path: Path) -> None:
+    _, website, processing = _website(storage, tmp_path)
+    me = website.sign_up("ada@example.com", "correct horse battery", "192.0.2.1").signed_in
+    job_ids = _succeeded_conversions(website, processing, me, 7)
+    outcomes: list[str] = []
+
+    def download(job_id: str) -> None:
+        try:
+            website.download(me, job_id)
+            outcomes.append("downloaded")
+        except QuotaExhausted:
+            outcomes.append("quota")
+
+    _race(*[functools.partial(download, job_id) for job_id in job_ids])
+    assert sorted(outcomes) == ["downloaded"] * 5 + ["quota"] * 2
+    assert website.quota(me).used == 5
+
+
+def test_an_invite_raced_for_is_used_once(storage: Storage, tmp_path: Path) -> None:
+    ports, website, _ = _website(storage, tmp_path)
+    acct = OperatorService(ports).create_account()
+    _, token = OperatorService(ports).invite(acct.id, "bob@example.com")
+    outcomes: list[str] = []
+
+    def accept() -> None:
+        try:
+            website.accept_invite(token, "correct horse battery")
+            outcomes.append("accepted")
+        except PrintjobError as exc:
+            outcomes.append(getattr(exc, "code", type(exc).__name__))
+
+    _race(*[accept] * 4)
+    assert sorted(outcomes) == ["accepted"] + ["invite_invalid"] * 3
+    with storage.reader() as uow:
+        assert len(uow.people.for_account(acct.id)) == 1
+
+
+def test_disabling_an_account_and_changing_a_password_end_sessions(
+    storage: Storage, tmp_path: Path
+) -> None:
+    ports, website, _ = _website(storage, tmp_path)
+    here = website.sign_up("ada@example.com", "correct horse battery", "192.0.2.1")
+    there = website.sign_in("ada@example.com", "correct horse battery", "192.0.2.2")
+    changed = website.change_password(here.signed_in, "correct horse battery", "another long one")
+    with storage.reader() as uow:
+        assert uow.sessions.get(hash_token(here.token)) is None
+        assert uow.sessions.get(hash_token(there.token)) is None
+        assert uow.sessions.get(hash_token(changed.token)) is not None
+    OperatorService(ports).disable_account(here.signed_in.account_id)
+    with storage.reader() as uow:
+        assert uow.sessions.get(hash_token(changed.token)) is None
+    with pytest.raises(NotSignedIn):
+        website.session(changed.token)
+
+
+def test_people_emails_are_unique_in_the_schema_too(
+    database: tuple[Storage, Constraints],
+) -> None:
+    storage, constraints = database
+    acct = add_account(storage)
+    with storage.unit_of_work() as uow:
+        uow.people.add(_person(1, acct.id, "ada@example.com"))
+        uow.jobs.add(job(1))
+        uow.commit()
+
+    def run(sql: str) -> None:
+        with storage.unit_of_work() as uow:
+            repository = cast(Any, uow.people)
+            repository.db.execute(repository.d.sql(sql))
+
+    with pytest.raises(constraints.unique):
+        run(
+            "INSERT INTO people (id, account_id, email, password_hash, created_at, "
+            "password_changed_at) SELECT 'person_2', account_id, 'ADA@example.com', "
+            "password_hash, created_at, password_changed_at FROM people"
+        )
+    with pytest.raises(constraints.check):
+        run("UPDATE jobs SET channel = 'telegram'")
+    with pytest.raises(constraints.check):
+        run("UPDATE accounts SET plan = 'gold'")
