@@ -174,7 +174,7 @@ def test_the_sixth_download_of_a_free_account_is_refused(
     page.goto("/account")
     expect(page.locator("main")).to_contain_text("5 of 5")
     camera.shot(page, "account-quota-used")
-    site.operator().set_plan(account, "monthly")  # the operator's service, same database
+    cli(site.data_dir, "accounts", "plan", account, "monthly", **site.settings)
     page.goto(jobs[5])
     camera.shot(page, "sixth-job-monthly")
     with page.expect_download() as download:
@@ -244,3 +244,35 @@ def test_a_password_change_ends_the_other_sessions(
         camera.shot(other, "phone-signed-out")
     finally:
         phone.close()
+
+
+def test_an_operators_invite_sets_a_password_for_an_existing_account(
+    page: Page, camera: Camera, site: ServerProcess
+) -> None:
+    made = cli(site.data_dir, "accounts", "create", "--credits", "7", "--json", **site.settings)
+    email = new_email("invited")
+    invite = cli(
+        site.data_dir,
+        "accounts",
+        "invite",
+        made["account_id"],
+        "--email",
+        email,
+        "--json",
+        **site.settings,
+    )
+    assert invite["invite_url"].startswith(site.base_url + "/invite/")
+    page.goto(invite["invite_url"])
+    expect(page).to_have_title("Set your password · printjob")
+    expect(page.locator("main")).to_contain_text(email)
+    page.get_by_label("New password").fill(PASSWORD)
+    camera.shot(page, "invite")
+    page.get_by_role("button", name="Set password and sign in").click()
+    expect(page).to_have_title("Convert a picture · printjob")
+    page.goto("/account")
+    expect(page.locator("main")).to_contain_text(made["account_id"])
+    expect(page.locator("dd").first).to_have_text("7")  # the balance
+    camera.shot(page, "invited-account")
+    page.goto(invite["invite_url"])  # once only
+    expect(page).to_have_title("This invite link does not work · printjob")
+    camera.shot(page, "invite-used")
