@@ -119,6 +119,17 @@ def test_convert_with_progress_and_open_the_file(page: Page, camera: Camera) -> 
                 seen.append(answer.json())
 
     page.on("response", note)
+    page.get_by_label("Picture").set_input_files(
+        {"name": "small.png", "mimeType": "image/png", "buffer": png()}
+    )
+    page.get_by_label("Size in pixels (W x H)").fill("12")
+    page.get_by_role("button", name="Convert").click()
+    expect(page.get_by_role("alert")).to_contain_text(
+        "size '12' is not valid: send original or <width>x<height> in pixels"
+    )  # the API's own wording
+    expect(page.get_by_label("Size in pixels (W x H)")).to_have_attribute("aria-invalid", "true")
+    camera.shot(page, "option-refused")
+    page.get_by_label("Size in pixels (W x H)").fill("")
     name = "<b>bold</b> logo.png"
     page.get_by_label("Picture").set_input_files(
         {"name": name, "mimeType": "image/png", "buffer": busy_png(900, 200)}
