@@ -139,15 +139,11 @@ class Gate:
         await self.app(scope, receive, send)
 
     async def _http(self, scope: Any, receive: Any, send: Any) -> None:
-        website = self.website
-        if website is not None:
-            raw: bytes = scope.get("raw_path") or scope["path"].encode()
-            if website.claims(raw.decode("latin-1").split("?", 1)[0]):
-                scope[ROUTE_NAME] = WEBSITE_ROUTE
-                await website.app(scope, receive, send)
-                return
         route = await self._route(scope, send)
         if route is None:
+            return
+        if route.name == WEBSITE_ROUTE and self.website is not None:
+            await self.website.app(scope, receive, send)
             return
         answer = self.direct.get(route.name)
         if answer is not None:
@@ -161,6 +157,10 @@ class Gate:
         raw_path = raw.decode("latin-1").split("?", 1)[0]
         method: str = scope["method"]
         route = match_route(raw_path)
+        if route is None and self.website is not None and self.website.claims(raw_path):
+            # The API's paths are matched first: its hot reads never pay for the website's.
+            scope[ROUTE_NAME] = WEBSITE_ROUTE
+            return Route(WEBSITE_ROUTE, (), raw_path, "")
         error: ProblemError | None = None
         headers: dict[str, str] = {}
         if route is None:
