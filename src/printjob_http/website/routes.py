@@ -6,6 +6,7 @@ checks the form's CSRF token, calls one service method and picks the page or red
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -13,6 +14,7 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, SkipValidation
 
+from printjob_core.errors import NotFound
 from printjob_core.model import JobChannel
 from printjob_core.services.website import IssuedSession, SignedIn
 from printjob_http.shell import in_thread
@@ -38,6 +40,7 @@ AnyRequest = Request[Any, Any, Any]
 Injected = NamedDependency[SkipValidation[Site]]
 #: The option fields' values when the converter is first shown.
 DEFAULT_FIELDS = {"format": "svg", "size": "", "dpi": "", "colors": "", "background": "keep"}
+_LOCAL_PATH = re.compile(r"/[A-Za-z0-9/_.~%?=&-]{0,500}")
 #: Notices shown on the account page after a redirect (`?done=`).
 NOTICES = {
     "revoked": "The key was revoked; it no longer works on the API.",
@@ -51,8 +54,9 @@ def redirect(location: str, *cookies: Any) -> Response[bytes]:
 
 
 def _local(target: str | None) -> str:
-    """Where to go after signing in: only a path of this site."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+    """Where to go after signing in: only a path of this site (never `//host`, and no
+    character a browser would drop or turn into a slash on the way)."""
+    if target and _LOCAL_PATH.fullmatch(target) and not target.startswith("//"):
         return target
     return "/"
 
@@ -224,8 +228,6 @@ async def revoke_key_page(
     page = await in_thread(site.service.account_page, person)
     key = next((k for k in page.keys if k.id == key_id), None)
     if key is None:
-        from printjob_core.errors import NotFound
-
         raise NotFound("There is no such key on your account; it may have been revoked already.")
     return site.pages.answer("revoke.html", signed_in=person, csrf_token=person.csrf_token, key=key)
 

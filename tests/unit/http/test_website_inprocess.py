@@ -391,6 +391,10 @@ def test_sign_out_and_sign_in_again(browser: Browser) -> None:
         "/signin", email="lin@example.com", password=PASSWORD, next="//evil.example"
     )
     assert evil.headers["location"] == "/"
+    tab = browser.post(
+        "/signin", email="lin@example.com", password=PASSWORD, next="/\t/evil.example"
+    )
+    assert tab.headers["location"] == "/"
 
 
 def test_a_disabled_accounts_session_ends(browser: Browser) -> None:
