@@ -22,6 +22,8 @@ KEY_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 MAX_LIVE_KEYS = 5
 #: The longest label a key may have (it is shown in one row of the account page).
 MAX_LABEL_LENGTH = 100
+#: How many of a key's last characters are kept to show it (4 of 38 random ones).
+LAST_CHARS = 4
 #: A key's `last_used_at` is written when it is at least this old, so the API's reads
 #: seldom write.
 LAST_USED_INTERVAL = timedelta(minutes=1)
@@ -69,7 +71,14 @@ def new_key(key_id: str, account_id: str, secret: str, now: datetime, label: str
         hint=key_hint(secret),
         created_at=now,
         label=label,
+        last_chars=secret[-LAST_CHARS:],
     )
+
+
+def shown_hint(key: ApiKey) -> str:
+    """What the account page shows of a key: the prefix and its last characters (the
+    first characters for keys made before the last ones were kept)."""
+    return f"{KEY_PREFIX}…{key.last_chars}" if key.last_chars else key.hint
 
 
 def label_problem(label: str) -> str | None:

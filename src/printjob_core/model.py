@@ -258,6 +258,9 @@ class ApiKey:
     label: str = ""
     #: When the key last authenticated a request, to the minute (None: never).
     last_used_at: datetime | None = None
+    #: The key's last 4 characters, so its owner can tell keys apart on the account page
+    #: ("" for keys made before the website).
+    last_chars: str = ""
 
     @property
     def is_live(self) -> bool:

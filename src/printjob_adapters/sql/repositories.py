@@ -179,7 +179,7 @@ class SqlKeys(_Repository):
     def add(self, key: ApiKey) -> None:
         self._change(
             "INSERT INTO api_keys (id, account_id, key_hash, hint, created_at, revoked_at, "
-            "label, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "label, last_used_at, last_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key.id,
                 key.account_id,
@@ -189,6 +189,7 @@ class SqlKeys(_Repository):
                 self.rows.write_or_none(key.revoked_at),
                 key.label,
                 self.rows.write_or_none(key.last_used_at),
+                key.last_chars,
             ),
         )
 

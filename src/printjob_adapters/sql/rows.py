@@ -57,6 +57,7 @@ KEY_COLUMNS = (
     "revoked_at",
     "label",
     "last_used_at",
+    "last_chars",
 )
 ACCOUNT_COLUMNS = (
     "id",
@@ -252,6 +253,7 @@ class RowMapper:
             revoked_at=self.time_or_none(row["revoked_at"]),
             label=row["label"],
             last_used_at=self.time_or_none(row["last_used_at"]),
+            last_chars=row["last_chars"],
         )
 
     def person(self, row: Row) -> Person:

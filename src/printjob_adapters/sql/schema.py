@@ -176,7 +176,7 @@ def _website(d: Dialect) -> tuple[str, ...]:
     """The website: accounts' plans, the people who sign in (by unique lower-cased email),
     their sessions and invites (by the SHA-256 of their tokens), the downloads counted
     against the daily quota (once per job), failed sign-ins, which door each job came in
-    by, and the API keys' labels and last use.
+    by, and the API keys' labels, last characters and last use.
 
     Existing accounts are on the free plan, existing jobs are API jobs, existing keys have
     no label and no recorded use.
@@ -190,6 +190,7 @@ def _website(d: Dialect) -> tuple[str, ...]:
         "CREATE INDEX jobs_account_recent ON jobs (account_id, created_at)",
         "ALTER TABLE api_keys ADD COLUMN label TEXT NOT NULL DEFAULT ''",
         f"ALTER TABLE api_keys ADD COLUMN last_used_at {t}",
+        "ALTER TABLE api_keys ADD COLUMN last_chars TEXT NOT NULL DEFAULT ''",
         f"""
         CREATE TABLE people (
             id TEXT PRIMARY KEY,

@@ -54,9 +54,11 @@ class Access:
         found = read(token_hash) if looks_like_key(token) else None
         owner = None if found is None else _live_owner(found.key, found.account, token_hash)
         account = self._admit(owner, client_address)
-        self.count_read(account)
         assert found is not None  # `_admit` refuses a request without an owner
+        # Before the count: a read tried on the event loop and handed to a thread because
+        # this write would have waited must not have been counted already.
         self.note_use(found.key)
+        self.count_read(account)
         return found
 
     def note_use(self, key: ApiKey) -> None:

@@ -30,7 +30,7 @@ from printjob_core.errors import (
     SignInDisabled,
     SignUpClosed,
 )
-from printjob_core.keys import MAX_LIVE_KEYS, label_problem, new_key
+from printjob_core.keys import MAX_LIVE_KEYS, label_problem, new_key, shown_hint
 from printjob_core.model import (
     Account,
     ApiKey,
@@ -95,6 +95,7 @@ class KeyView:
 
     id: str
     label: str
+    #: `pjk1_…` and the key's last 4 characters.
     hint: str
     created_at: datetime
     last_used_at: datetime | None
@@ -152,7 +153,7 @@ class InviteView:
 
 
 def key_view(key: ApiKey) -> KeyView:
-    return KeyView(key.id, key.label, key.hint, key.created_at, key.last_used_at)
+    return KeyView(key.id, key.label, shown_hint(key), key.created_at, key.last_used_at)
 
 
 def conversion_options(fields: Iterable[tuple[str, str]]) -> JobOptions:

@@ -1066,7 +1066,7 @@ def test_recent_jobs_made_at_one_moment_list_newest_added_first(storage: Storage
 
 def test_keys_keep_a_label_and_when_they_were_last_used(storage: Storage) -> None:
     acct = add_account(storage)
-    key = attrs.evolve(api_key(1, acct.id), label="laptop <b>")
+    key = attrs.evolve(api_key(1, acct.id), label="laptop <b>", last_chars="WxYz")
     later = T0 + timedelta(minutes=5)
     with storage.unit_of_work() as uow:
         uow.keys.add(key)
