@@ -287,3 +287,36 @@ def test_an_operators_invite_sets_a_password_for_an_existing_account(
     page.goto(invite["invite_url"])  # once only
     expect(page).to_have_title("This invite link does not work · printjob")
     camera.shot(page, "invite-used")
+
+
+def test_a_picture_can_be_dropped_or_pasted(page: Page, camera: Camera) -> None:
+    sign_up(page, camera, new_email("drop"))
+    picture = list(png(40, 40))
+    page.evaluate(
+        """bytes => {
+            const file = new File([new Uint8Array(bytes)], "dropped.png", {type: "image/png"});
+            const data = new DataTransfer();
+            data.items.add(file);
+            document.getElementById("drop").dispatchEvent(
+                new DragEvent("drop", {dataTransfer: data, bubbles: true, cancelable: true}));
+        }""",
+        picture,
+    )
+    expect(page.locator("#chosen-name")).to_have_text("dropped.png")
+    expect(page.locator("#original-preview")).to_be_visible()
+    camera.shot(page, "dropped")
+    page.evaluate(
+        """bytes => {
+            const file = new File([new Uint8Array(bytes)], "pasted.png", {type: "image/png"});
+            const data = new DataTransfer();
+            data.items.add(file);
+            document.dispatchEvent(
+                new ClipboardEvent("paste", {clipboardData: data, bubbles: true}));
+        }""",
+        picture,
+    )
+    expect(page.locator("#chosen-name")).to_have_text("pasted.png")
+    page.get_by_role("button", name="Convert").click()
+    expect(page).to_have_url(re.compile(r"/jobs/job_[0-9a-f]{32}$"))
+    camera.shot(page, "pasted-and-sent")
+    wait_succeeded(page)
