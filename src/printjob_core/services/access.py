@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from printjob_core.errors import AccountDisabled, RateLimited, Unauthenticated
+from printjob_core.errors import AccountDisabled, RateLimited, ServerBusy, Unauthenticated
 from printjob_core.keys import (
     bearer_token,
     hash_key,
@@ -66,10 +66,16 @@ class Access:
         it); the reads that found the key carry the time already, so most requests write
         nothing."""
         now = self.ports.clock.now()
-        if use_worth_noting(key, now):
+        if not use_worth_noting(key, now):
+            return
+        try:
             with self.ports.uow() as uow:
                 uow.keys.touch(key.id, now)
                 uow.commit()
+        except ServerBusy:
+            # The time is for the account page: a database too busy to write it now must
+            # not fail the request (the next request a minute on writes it).
+            return
 
     def count_submission(self, account: Account) -> None:
         """Count a submission against the per-minute limit; raise `RateLimited` when over."""

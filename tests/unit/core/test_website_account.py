@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import attrs
 import pytest
 
 from printjob_core.errors import (
@@ -11,9 +12,12 @@ from printjob_core.errors import (
     KeyLimitReached,
     NotFound,
     OperatorError,
+    ServerBusy,
     Unauthenticated,
 )
 from printjob_core.model import JobChannel, Plan
+from printjob_core.ports import UnitOfWork
+from printjob_core.services import ApiService
 from tests.keyed_reads import ADDRESS
 from tests.unit.core.conftest import World
 from tests.unit.core.website_support import Site, make_site
@@ -144,3 +148,15 @@ def test_the_operator_invites_by_email_to_an_existing_account(site: Site) -> Non
     site.person("carol@example.com")
     with pytest.raises(OperatorError, match="already signs in"):
         site.world.operator.invite(account.id, "Carol@example.com")
+
+
+def test_a_busy_database_never_fails_a_request_for_the_keys_last_use(world: World) -> None:
+    key, secret = world.operator.create_key(world.account().id)
+
+    def busy() -> UnitOfWork:
+        raise ServerBusy("the database is busy")
+
+    api = ApiService(attrs.evolve(world.ports, uow=busy))
+    assert api.authenticate(f"Bearer {secret}", ADDRESS).id == key.account_id
+    assert api.account_for_key(f"Bearer {secret}", ADDRESS).credits_balance == 10
+    assert world.store.state.keys[key.id].last_used_at is None
