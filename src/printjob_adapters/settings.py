@@ -40,6 +40,13 @@ METRICS_TOKEN = "PRINTJOB_METRICS_TOKEN"
 LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
 WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
+#: The API's connection bounds (issue 15: a slow or silent client holds nothing for long).
+HEADER_TIMEOUT = "PRINTJOB_HEADER_TIMEOUT_SECONDS"
+BODY_WINDOW = "PRINTJOB_BODY_WINDOW_SECONDS"
+BODY_MIN_BYTES = "PRINTJOB_BODY_MIN_BYTES"
+KEEPALIVE_TIMEOUT = "PRINTJOB_KEEPALIVE_TIMEOUT_SECONDS"
+KEEPALIVE_MAX = "PRINTJOB_KEEPALIVE_MAX"
+WRITE_TIMEOUT = "PRINTJOB_WRITE_TIMEOUT_SECONDS"
 
 #: Every variable a settings file may set.
 KNOWN_VARIABLES = frozenset(
@@ -65,6 +72,12 @@ KNOWN_VARIABLES = frozenset(
         METRICS_TOKEN,
         LOG_FORMAT,
         WORKER_MEMORY_MB,
+        HEADER_TIMEOUT,
+        BODY_WINDOW,
+        BODY_MIN_BYTES,
+        KEEPALIVE_TIMEOUT,
+        KEEPALIVE_MAX,
+        WRITE_TIMEOUT,
     }
 )
 
@@ -140,6 +153,18 @@ class Settings:
     #: fails `processing_failed`; the worker lives on. 2 GiB fits the largest images with
     #: room to spare and keeps a handful of workers well inside a 24 GB machine.
     worker_memory_mb: int = 2048
+    #: Seconds a connection has for its request line and headers.
+    header_timeout_seconds: float = 10.0
+    #: A request body must bring `body_min_bytes` every `body_window_seconds`, or the
+    #: connection is closed (and the upload still counts as a submission).
+    body_window_seconds: float = 10.0
+    body_min_bytes: int = 64 * 1024
+    #: Seconds a kept-alive connection may stay idle between requests.
+    keepalive_timeout_seconds: float = 5.0
+    #: Idle kept-alive connections per API process; beyond it the longest idle is closed.
+    keepalive_max: int = 1000
+    #: Seconds an answer may wait for a client that reads none of it (unread downloads).
+    write_timeout_seconds: float = 30.0
 
     @property
     def database_path(self) -> Path:
@@ -288,6 +313,14 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         metrics_token=metrics_token,
         log_format=log_format,
         worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
+        header_timeout_seconds=number(HEADER_TIMEOUT, defaults.header_timeout_seconds, 0.1, float),
+        body_window_seconds=number(BODY_WINDOW, defaults.body_window_seconds, 0.1, float),
+        body_min_bytes=number(BODY_MIN_BYTES, defaults.body_min_bytes, 1),
+        keepalive_timeout_seconds=number(
+            KEEPALIVE_TIMEOUT, defaults.keepalive_timeout_seconds, 0.1, float
+        ),
+        keepalive_max=number(KEEPALIVE_MAX, defaults.keepalive_max, 1),
+        write_timeout_seconds=number(WRITE_TIMEOUT, defaults.write_timeout_seconds, 0.1, float),
     )
 
 

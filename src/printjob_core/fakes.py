@@ -73,6 +73,23 @@ class FakeIds:
         return KEY_PREFIX + "".join(reversed(body))
 
 
+class FakeBlobReader:
+    """A blob of `FakeBlobStore`, read piece by piece."""
+
+    def __init__(self, data: bytes) -> None:
+        self.size = len(data)
+        self._data = data
+        self._position = 0
+
+    def read(self, limit: int) -> bytes:
+        piece = self._data[self._position : self._position + limit]
+        self._position += len(piece)
+        return piece
+
+    def close(self) -> None:
+        self._data = b""
+
+
 class FakeBlobStore:
     def __init__(self) -> None:
         self.blobs: dict[str, bytes] = {}
@@ -82,6 +99,9 @@ class FakeBlobStore:
 
     def get(self, key: str) -> bytes:
         return self.blobs[key]
+
+    def open(self, key: str) -> FakeBlobReader:
+        return FakeBlobReader(self.blobs[key])
 
     def delete(self, key: str) -> None:
         self.blobs.pop(key, None)

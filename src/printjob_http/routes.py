@@ -30,9 +30,16 @@ from printjob_core.errors import (
 )
 from printjob_core.model import Account, Job
 from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
+from printjob_core.ports import BlobReader
 from printjob_core.services import Submission, body_too_large, declared_length_refusal
 from printjob_http import multipart
-from printjob_http.answers import DEFAULT_RETRY_AFTER, JSON, Answer, problem_answer
+from printjob_http.answers import (
+    DEFAULT_RETRY_AFTER,
+    JSON,
+    Answer,
+    encode_headers,
+    problem_answer,
+)
 from printjob_http.polling import job_answer
 from printjob_http.request_ids import REQUEST_ID
 from printjob_http.shell import Shell, in_thread
@@ -44,6 +51,11 @@ Injected = NamedDependency[SkipValidation[Shell]]
 #: The status the access log records for a request whose client left before it was read
 #: whole (nginx's "client closed request"); nothing is sent, the client is gone.
 CLIENT_CLOSED_REQUEST = 499
+
+
+#: Bytes of a result read and sent at a time: large enough that a fast download costs a
+#: few hundred thread hops for 42 MB, small enough that a slow one holds almost nothing.
+DOWNLOAD_PIECE_BYTES = 256 * 1024
 
 
 class ClientDisconnected(Exception):
@@ -108,6 +120,7 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         body = await _read_body(request, shell, account)
     except ClientDisconnected:
         log.info("client went away during its upload to %s; nothing stored", request.url.path)
+        await in_thread(shell.submissions.abandoned, account)
         return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
     key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
     request_id = request.scope.get(REQUEST_ID)
@@ -141,16 +154,52 @@ async def download(
 ) -> ASGIApp:
     authorization, address = shell.credentials(request.scope)
 
-    def result() -> tuple[Job, bytes]:
-        return shell.jobs.result(shell.access.authenticate(authorization, address), job_id)
+    def result() -> tuple[Job, BlobReader]:
+        return shell.jobs.download(shell.access.authenticate(authorization, address), job_id)
 
-    job, data = await in_thread(result)
+    job, reader = await in_thread(result)
     fmt = job.options.format
     headers = {
         "Content-Disposition": f'attachment; filename="{job.id}.{fmt.value}"',
         "X-Content-Type-Options": "nosniff",
     }
-    return Answer(data, 200, fmt.media_type, headers)
+    return StreamedAnswer(reader, fmt.media_type, headers)
+
+
+class StreamedAnswer:
+    """A stored file sent piece by piece as the client takes it: uvicorn waits for the
+    socket to drain before each next piece, so a client that reads slowly (or not at all,
+    until the write timeout closes it) holds one piece, never the file."""
+
+    __slots__ = ("headers", "reader")
+
+    def __init__(self, reader: BlobReader, media_type: str, headers: dict[str, str]) -> None:
+        self.reader = reader
+        self.headers = encode_headers(b"", media_type, headers)
+        self.headers[1] = (b"content-length", str(reader.size).encode())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+            remaining = self.reader.size
+            while remaining > 0:
+                piece = await in_thread(self.reader.read, min(DOWNLOAD_PIECE_BYTES, remaining))
+                if not piece:
+                    raise ResultCutShort(f"the stored file ended {remaining} bytes early")
+                remaining -= len(piece)
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await in_thread(self.reader.close)
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> StreamedAnswer:
+        """What Litestar asks a handler's answer for."""
+        return self
+
+
+class ResultCutShort(Exception):
+    """The stored result ended before its announced length (it was replaced or deleted
+    while being sent); the connection is closed, the client sees a short download."""
 
 
 @get("/v1/openapi.json")

@@ -288,16 +288,35 @@ def _bootstrap_without_engine(bootstrap: Any, settings: Settings) -> Any:
     return bootstrap(settings, lazy=True)
 
 
-def server_options(host: str, port: int, docs_url: str | None) -> dict[str, Any]:
-    """How uvicorn runs the API (also used by `bench/load.py` for its bare baseline app)."""
-    from printjob_http.protocol import bounded_protocol
+def connection_limits(settings: Settings) -> Any:
+    """The operator's connection timeouts and bounds, for the protocol."""
+    from printjob_http.protocol import ConnectionLimits
 
+    return ConnectionLimits(
+        head_seconds=settings.header_timeout_seconds,
+        body_window_seconds=settings.body_window_seconds,
+        body_min_bytes=settings.body_min_bytes,
+        keepalive_seconds=settings.keepalive_timeout_seconds,
+        keepalive_max=settings.keepalive_max,
+        write_seconds=settings.write_timeout_seconds,
+    )
+
+
+def server_options(
+    host: str, port: int, docs_url: str | None, limits: Any = None
+) -> dict[str, Any]:
+    """How uvicorn runs the API (also used by `bench/load.py` for its bare baseline app);
+    `limits` a `printjob_http.protocol.ConnectionLimits` (None: the defaults)."""
+    from printjob_http.protocol import ConnectionLimits, bounded_protocol
+
+    bounds = limits or ConnectionLimits()
     return {
         "host": host,
         "port": port,
         "loop": "uvloop",
         # httptools, with the request head bounded (it has no limit of its own).
-        "http": bounded_protocol(docs_url),
+        "http": bounded_protocol(docs_url, bounds),
+        "timeout_keep_alive": bounds.keepalive_seconds,
         "lifespan": "on",
         "access_log": False,  # `printjob_http.access_log` writes it, far cheaper
         "proxy_headers": False,  # X-Forwarded-For is judged by the app (trusted proxies)
@@ -344,7 +363,7 @@ def serve(
     configure_logging(settings.log_format)
     count = settings.workers if workers is None else workers
     settings = attrs.evolve(settings, base_url=settings.base_url_for(host, port))
-    options = server_options(host, port, settings.docs_url)
+    options = server_options(host, port, settings.docs_url, connection_limits(settings))
     # Take the port first: a port in use stops here, before anything is created, and
     # early clients wait in the listen queue instead of being refused.
     sock = uvicorn.Config("printjob:app", **options).bind_socket()
@@ -392,6 +411,7 @@ def run_worker(settings: Settings) -> None:
 __all__ = [
     "Supervisor",
     "configure_logging",
+    "connection_limits",
     "create_demo",
     "run_server",
     "run_worker",

@@ -16,6 +16,7 @@ The shell refuses some requests before `submit` can run (a body too large, say);
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterable
 
@@ -134,6 +135,14 @@ class Submissions:
         except RateLimited as limited:
             return limited
         return error
+
+    def abandoned(self, account: Account) -> None:
+        """An upload cut off before its body was whole (the client went away, or was too
+        slow and the server closed its connection) still counts as a submission: else a
+        client could hold connections and uploads open for free, past its limit."""
+        # Over the limit already: nothing more to count, and no one left to answer.
+        with contextlib.suppress(RateLimited):
+            self.access.count_submission(account)
 
     def submit(
         self,
