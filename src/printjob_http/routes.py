@@ -9,7 +9,9 @@ service of `printjob_core.services`, and its description in `printjob_http.opena
 from __future__ import annotations
 
 import logging
-from typing import Any, cast
+import mmap
+import tempfile
+from typing import Any, BinaryIO, cast
 
 import msgspec
 from litestar import Request, get, post
@@ -71,13 +73,20 @@ async def _refuse(shell: Shell, account: Account, error: ProblemError) -> Proble
     return await in_thread(shell.submissions.refuse, account, error)
 
 
-async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Account) -> bytes:
-    """The request body, refused unread when its declared or actual size is over the limit."""
+#: Bytes of an upload kept in memory before they are written to its spool file.
+SPOOL_BUFFER_BYTES = 1024 * 1024
+
+
+async def _read_body(
+    request: Request[Any, Any, Any], shell: Shell, account: Account, spool: BinaryIO
+) -> int:
+    """The request body written to `spool` as it arrives (memory: one buffer, never the
+    body); its size. Refused unread when its declared or actual size is over the limit."""
     refusal = declared_length_refusal(request.headers.get("content-length"), shell.policy)
     if refusal is not None:
         raise await _refuse(shell, account, refusal)
     limit = shell.policy.max_upload_bytes
-    chunks: list[bytes] = []
+    buffer = bytearray()
     size = 0
     # The ASGI messages themselves: Litestar's stream() reports a disconnect as a 500.
     while True:
@@ -88,24 +97,41 @@ async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Acc
         size += len(chunk)
         if size > limit:
             raise await _refuse(shell, account, body_too_large(shell.policy))
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+        buffer += chunk
+        more = message.get("more_body", False)
+        if len(buffer) >= SPOOL_BUFFER_BYTES or (buffer and not more):
+            # Written off the event loop: a disk that stalls must not stall other clients.
+            await in_thread(spool.write, bytes(buffer))
+            buffer.clear()
+        if not more:
+            return size
 
 
 def _parse_and_submit(
     shell: Shell,
     account: Account,
     content_type: str | None,
-    body: bytes,
+    spool: BinaryIO,
+    size: int,
     key: str | None,
     request_id: str | None,
 ) -> Submission:
+    spool.flush()
     try:
-        form = multipart.parse(body, multipart.boundary_of(content_type))
+        if size == 0:
+            form = multipart.parse(b"", multipart.boundary_of(content_type))
+        else:
+            with mmap.mmap(spool.fileno(), size, access=mmap.ACCESS_READ) as body:
+                form = multipart.parse(body, multipart.boundary_of(content_type))
     except ProblemError as error:
         raise shell.submissions.refuse(account, error) from None
     return shell.submissions.submit(account, form.fields, form.image, key, request_id)
+
+
+def _spool_file(shell: Shell) -> BinaryIO:
+    """A nameless 0600 file beside the blobs (Linux `O_TMPFILE`): it holds an upload while
+    it arrives, and nothing is left behind whatever happens to the process."""
+    return tempfile.TemporaryFile(dir=shell.spool_dir)
 
 
 @post("/v1/jobs", status_code=202)
@@ -116,17 +142,18 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         multipart.boundary_of(content_type)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
-    try:
-        body = await _read_body(request, shell, account)
-    except ClientDisconnected:
-        log.info("client went away during its upload to %s; nothing stored", request.url.path)
-        await in_thread(shell.submissions.abandoned, account)
-        return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
-    key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
-    request_id = request.scope.get(REQUEST_ID)
-    submission = await in_thread(
-        _parse_and_submit, shell, account, content_type, body, key, request_id
-    )
+    with await in_thread(_spool_file, shell) as spool:
+        try:
+            size = await _read_body(request, shell, account, spool)
+        except ClientDisconnected:
+            log.info("client went away during its upload to %s; nothing stored", request.url.path)
+            await in_thread(shell.submissions.abandoned, account)
+            return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
+        key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+        request_id = request.scope.get(REQUEST_ID)
+        submission = await in_thread(
+            _parse_and_submit, shell, account, content_type, spool, size, key, request_id
+        )
     job = submission.job
     extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}
     if submission.replayed:

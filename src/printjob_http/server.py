@@ -357,6 +357,7 @@ def serve(
     """Run the API on host:port with `workers` supervised worker processes (0: API only)."""
     import uvicorn
 
+    from printjob_adapters.blobs import make_private_dirs
     from printjob_adapters.bootstrap import bootstrap
     from printjob_http.app import create_app
 
@@ -381,8 +382,13 @@ def serve(
         if first_start:
             print(create_demo(container, settings.base_url or ""), flush=True)
         supervisor = Supervisor(settings, count)
+        # Uploads are spooled beside the blobs (also when the blobs live in the database).
+        make_private_dirs(settings.blobs_dir)
         app = create_app(
-            container, on_startup=[lambda: _warm_up(container)], workers=supervisor.workers
+            container,
+            on_startup=[lambda: _warm_up(container)],
+            workers=supervisor.workers,
+            spool_dir=settings.blobs_dir,
         )
         supervisor.start()
         log.info("printjob API on %s with %d worker process(es)", settings.base_url, count)
