@@ -142,6 +142,7 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         multipart.boundary_of(content_type)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
+    await in_thread(shell.submissions.refuse_when_over_limit, account)
     with await in_thread(_spool_file, shell) as spool:
         try:
             size = await _read_body(request, shell, account, spool)
