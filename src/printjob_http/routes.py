@@ -116,6 +116,24 @@ def _parse_and_submit(
     key: str | None,
     request_id: str | None,
 ) -> Submission:
+    try:
+        return _submit_spooled(shell, account, content_type, spool, size, key, request_id)
+    except ProblemError as error:
+        # A refusal's traceback holds the frames that held the image (30 MB): cut loose,
+        # it is freed now, not whenever the garbage collector next finds the cycle.
+        error.__traceback__ = error.__cause__ = error.__context__ = None
+        raise error from None
+
+
+def _submit_spooled(
+    shell: Shell,
+    account: Account,
+    content_type: str | None,
+    spool: BinaryIO,
+    size: int,
+    key: str | None,
+    request_id: str | None,
+) -> Submission:
     spool.flush()
     try:
         if size == 0:
