@@ -86,8 +86,8 @@ async def _read_body(
     if refusal is not None:
         raise await _refuse(shell, account, refusal)
     limit = shell.policy.max_upload_bytes
-    buffer = bytearray()
-    size = 0
+    pending: list[bytes] = []
+    pending_size = size = 0
     # The ASGI messages themselves: Litestar's stream() reports a disconnect as a 500.
     while True:
         message = await request.receive()
@@ -97,12 +97,14 @@ async def _read_body(
         size += len(chunk)
         if size > limit:
             raise await _refuse(shell, account, body_too_large(shell.policy))
-        buffer += chunk
+        pending.append(chunk)
+        pending_size += len(chunk)
         more = message.get("more_body", False)
-        if len(buffer) >= SPOOL_BUFFER_BYTES or (buffer and not more):
-            # Written off the event loop: a disk that stalls must not stall other clients.
-            await in_thread(spool.write, bytes(buffer))
-            buffer.clear()
+        if pending_size >= SPOOL_BUFFER_BYTES or not more:
+            # Written off the event loop (a disk that stalls must not stall other clients),
+            # piece by piece: nothing is copied on the loop.
+            await in_thread(spool.writelines, pending)
+            pending, pending_size = [], 0
         if not more:
             return size
 
