@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _TEMP_PREFIX = ".tmp-"
@@ -34,6 +35,21 @@ def check_key(key: str) -> list[str]:
                 "separated by '/', and may not start with '.'"
             )
     return segments
+
+
+class FileReader:
+    """A stored file, open for reading piece by piece (the `BlobReader` port). An open file
+    stays readable whole even if the file is deleted meanwhile (results expire)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.size = os.fstat(handle.fileno()).st_size
+
+    def read(self, limit: int) -> bytes:
+        return self._handle.read(limit)
+
+    def close(self) -> None:
+        self._handle.close()
 
 
 class FilesystemBlobStore:
@@ -68,6 +84,13 @@ class FilesystemBlobStore:
             return self.path(key).read_bytes()
         except (FileNotFoundError, NotADirectoryError):
             raise KeyError(key) from None
+
+    def open(self, key: str) -> FileReader:
+        try:
+            handle = self.path(key).open("rb")
+        except (FileNotFoundError, NotADirectoryError):
+            raise KeyError(key) from None
+        return FileReader(handle)
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
@@ -147,4 +170,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["DIR_MODE", "FILE_MODE", "FilesystemBlobStore", "check_key", "make_private_dirs"]
+__all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
+    "FileReader",
+    "FilesystemBlobStore",
+    "check_key",
+    "make_private_dirs",
+]

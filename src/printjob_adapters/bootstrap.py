@@ -35,7 +35,14 @@ from printjob_adapters.settings import (
 from printjob_adapters.sqlite import SqliteStorage
 from printjob_adapters.storage import Storage
 from printjob_adapters.system import RandomIds, SystemClock
-from printjob_core.ports import BlobStore, Engine, ImageInfo, ImageProbe, PasswordHasher
+from printjob_core.ports import (
+    BlobReader,
+    BlobStore,
+    Engine,
+    ImageInfo,
+    ImageProbe,
+    PasswordHasher,
+)
 from printjob_core.services import (
     ApiService,
     JobProcessing,
@@ -200,6 +207,9 @@ class LazyBlobs:
 
     def get(self, key: str) -> bytes:
         return self._blobs().get(key)
+
+    def open(self, key: str) -> BlobReader:
+        return self._blobs().open(key)
 
     def delete(self, key: str) -> None:
         self._blobs().delete(key)

@@ -41,6 +41,13 @@ LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
 WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
 SIGNUP = "PRINTJOB_SIGNUP"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
+#: The API's connection bounds (issue 15: a slow or silent client holds nothing for long).
+HEADER_TIMEOUT = "PRINTJOB_HEADER_TIMEOUT_SECONDS"
+BODY_WINDOW = "PRINTJOB_BODY_WINDOW_SECONDS"
+BODY_MIN_BYTES = "PRINTJOB_BODY_MIN_BYTES"
+KEEPALIVE_TIMEOUT = "PRINTJOB_KEEPALIVE_TIMEOUT_SECONDS"
+KEEPALIVE_MAX = "PRINTJOB_KEEPALIVE_MAX"
+WRITE_TIMEOUT = "PRINTJOB_WRITE_TIMEOUT_SECONDS"
 
 #: Every variable a settings file may set.
 KNOWN_VARIABLES = frozenset(
@@ -67,6 +74,12 @@ KNOWN_VARIABLES = frozenset(
         LOG_FORMAT,
         WORKER_MEMORY_MB,
         SIGNUP,
+        HEADER_TIMEOUT,
+        BODY_WINDOW,
+        BODY_MIN_BYTES,
+        KEEPALIVE_TIMEOUT,
+        KEEPALIVE_MAX,
+        WRITE_TIMEOUT,
     }
 )
 
@@ -154,6 +167,18 @@ class Settings:
     @property
     def signup_open(self) -> bool:
         return self.signup == SIGNUP_OPEN
+    #: Seconds a connection has for its request line and headers.
+    header_timeout_seconds: float = 10.0
+    #: A request body must bring `body_min_bytes` every `body_window_seconds`, or the
+    #: connection is closed (and the upload still counts as a submission).
+    body_window_seconds: float = 10.0
+    body_min_bytes: int = 64 * 1024
+    #: Seconds a kept-alive connection may stay idle between requests.
+    keepalive_timeout_seconds: float = 5.0
+    #: Idle kept-alive connections per API process; beyond it the longest idle is closed.
+    keepalive_max: int = 1000
+    #: Seconds an answer may wait for a client that reads none of it (unread downloads).
+    write_timeout_seconds: float = 30.0
 
     @property
     def database_path(self) -> Path:
@@ -306,6 +331,14 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         log_format=log_format,
         worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
         signup=signup,
+        header_timeout_seconds=number(HEADER_TIMEOUT, defaults.header_timeout_seconds, 0.1, float),
+        body_window_seconds=number(BODY_WINDOW, defaults.body_window_seconds, 0.1, float),
+        body_min_bytes=number(BODY_MIN_BYTES, defaults.body_min_bytes, 1),
+        keepalive_timeout_seconds=number(
+            KEEPALIVE_TIMEOUT, defaults.keepalive_timeout_seconds, 0.1, float
+        ),
+        keepalive_max=number(KEEPALIVE_MAX, defaults.keepalive_max, 1),
+        write_timeout_seconds=number(WRITE_TIMEOUT, defaults.write_timeout_seconds, 0.1, float),
     )
 
 

@@ -119,6 +119,23 @@ class FakePasswordHasher:
         return hashlib.sha256(f"{salt}:{password}".encode()).hexdigest()
 
 
+class FakeBlobReader:
+    """A blob of `FakeBlobStore`, read piece by piece."""
+
+    def __init__(self, data: bytes) -> None:
+        self.size = len(data)
+        self._data = data
+        self._position = 0
+
+    def read(self, limit: int) -> bytes:
+        piece = self._data[self._position : self._position + limit]
+        self._position += len(piece)
+        return piece
+
+    def close(self) -> None:
+        self._data = b""
+
+
 class FakeBlobStore:
     def __init__(self) -> None:
         self.blobs: dict[str, bytes] = {}
@@ -128,6 +145,9 @@ class FakeBlobStore:
 
     def get(self, key: str) -> bytes:
         return self.blobs[key]
+
+    def open(self, key: str) -> FakeBlobReader:
+        return FakeBlobReader(self.blobs[key])
 
     def delete(self, key: str) -> None:
         self.blobs.pop(key, None)

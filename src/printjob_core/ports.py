@@ -61,6 +61,22 @@ class IdSource(Protocol):
         ...
 
 
+class BlobReader(Protocol):
+    """One stored blob, read a piece at a time: a download streams it and never holds it
+    whole (forty unread downloads of a 42 MB result held 1.6 GB when it did)."""
+
+    @property
+    def size(self) -> int:
+        """The blob's length in bytes."""
+        ...
+
+    def read(self, limit: int) -> bytes:
+        """The next piece of at most `limit` bytes; `b""` at the end."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class BlobStore(Protocol):
     """Keeps uploaded images and result files by key; writes are atomic.
 
@@ -72,6 +88,10 @@ class BlobStore(Protocol):
 
     def get(self, key: str) -> bytes:
         """The stored bytes; `KeyError` when there are none."""
+        ...
+
+    def open(self, key: str) -> BlobReader:
+        """The stored blob to read piece by piece; `KeyError` when there is none."""
         ...
 
     def delete(self, key: str) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from litestar import Litestar
@@ -51,10 +52,13 @@ def create_app(
     container: Container,
     on_startup: Sequence[Callable[[], object]] = (),
     workers: WorkersNow | None = None,
+    spool_dir: Path | None = None,
 ) -> Gate:
     """The `/v1` API over a composed container (see `printjob_adapters.bootstrap`);
     `on_startup` runs once the server has started (the lifespan goes on to Litestar);
-    `workers` tells `/readyz` about the worker processes this server supervises."""
+    `workers` tells `/readyz` about the worker processes this server supervises;
+    uploads are spooled to `spool_dir` while they arrive (None: the system's temporary
+    directory)."""
     settings = container.settings
     api = container.api
     shell = Shell(
@@ -68,6 +72,7 @@ def create_app(
         base_url=settings.base_url,
         trusted=tuple(ipaddress.ip_network(n, strict=False) for n in settings.trusted_proxies),
         immediate=container.storage.immediate_reads(),
+        spool_dir=spool_dir,
     )
 
     def provide_shell() -> Shell:

@@ -1,13 +1,15 @@
 """A small, strict `multipart/form-data` parser for the submission body (contract 4.1).
 
-The body has already been read (with the 30 MB cap) by the caller; this module only
-splits it. Every refusal is an `InvalidParameter` naming the field it concerns, so the
+The body has already been read (with the 30 MB cap) by the caller, into memory or a
+spool file mapped into memory (`mmap`: the parts are then the only copies made); this
+module only splits it. Every refusal is an `InvalidParameter` naming the field it concerns, so the
 client learns which part to fix. Text values must be UTF-8; file parts other than
 `image` are handed on as text fields so the core refuses unknown names with `param`.
 """
 
 from __future__ import annotations
 
+import mmap
 import re
 
 import attrs
@@ -74,10 +76,15 @@ def _malformed(why: str) -> InvalidParameter:
     )
 
 
-def parse(body: bytes, boundary: bytes) -> Form:
+def _at(body: bytes | mmap.mmap, position: int, prefix: bytes) -> bool:
+    """`body.startswith(prefix, position)`, which an `mmap` lacks."""
+    return body[position : position + len(prefix)] == prefix
+
+
+def parse(body: bytes | mmap.mmap, boundary: bytes) -> Form:
     """Split a multipart body into text fields and exactly one `image` file part."""
     delimiter = b"--" + boundary
-    if body.startswith(delimiter):
+    if _at(body, 0, delimiter):
         position = 0
     else:
         position = body.find(b"\r\n" + delimiter)
@@ -89,7 +96,7 @@ def parse(body: bytes, boundary: bytes) -> Form:
     next_delimiter = b"\r\n" + delimiter
     while True:
         position += len(delimiter)
-        if body.startswith(b"--", position):
+        if _at(body, position, b"--"):
             break  # the closing delimiter; anything after it is the epilogue
         line_end = body.find(b"\r\n", position)
         if line_end < 0 or body[position:line_end].strip(b" \t"):

@@ -9,7 +9,9 @@ service of `printjob_core.services`, and its description in `printjob_http.opena
 from __future__ import annotations
 
 import logging
-from typing import Any, cast
+import mmap
+import tempfile
+from typing import Any, BinaryIO, cast
 
 import msgspec
 from litestar import Request, get, post
@@ -30,9 +32,16 @@ from printjob_core.errors import (
 )
 from printjob_core.model import Account, Job
 from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
+from printjob_core.ports import BlobReader
 from printjob_core.services import Submission, body_too_large, declared_length_refusal
 from printjob_http import multipart
-from printjob_http.answers import DEFAULT_RETRY_AFTER, JSON, Answer, problem_answer
+from printjob_http.answers import (
+    DEFAULT_RETRY_AFTER,
+    JSON,
+    Answer,
+    encode_headers,
+    problem_answer,
+)
 from printjob_http.polling import job_answer
 from printjob_http.request_ids import REQUEST_ID
 from printjob_http.shell import Shell, in_thread
@@ -44,6 +53,11 @@ Injected = NamedDependency[SkipValidation[Shell]]
 #: The status the access log records for a request whose client left before it was read
 #: whole (nginx's "client closed request"); nothing is sent, the client is gone.
 CLIENT_CLOSED_REQUEST = 499
+
+
+#: Bytes of a result read and sent at a time: large enough that a fast download costs a
+#: few hundred thread hops for 42 MB, small enough that a slow one holds almost nothing.
+DOWNLOAD_PIECE_BYTES = 256 * 1024
 
 
 class ClientDisconnected(Exception):
@@ -59,14 +73,21 @@ async def _refuse(shell: Shell, account: Account, error: ProblemError) -> Proble
     return await in_thread(shell.submissions.refuse, account, error)
 
 
-async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Account) -> bytes:
-    """The request body, refused unread when its declared or actual size is over the limit."""
+#: Bytes of an upload kept in memory before they are written to its spool file.
+SPOOL_BUFFER_BYTES = 1024 * 1024
+
+
+async def _read_body(
+    request: Request[Any, Any, Any], shell: Shell, account: Account, spool: BinaryIO
+) -> int:
+    """The request body written to `spool` as it arrives (memory: one buffer, never the
+    body); its size. Refused unread when its declared or actual size is over the limit."""
     refusal = declared_length_refusal(request.headers.get("content-length"), shell.policy)
     if refusal is not None:
         raise await _refuse(shell, account, refusal)
     limit = shell.policy.max_upload_bytes
-    chunks: list[bytes] = []
-    size = 0
+    pending: list[bytes] = []
+    pending_size = size = 0
     # The ASGI messages themselves: Litestar's stream() reports a disconnect as a 500.
     while True:
         message = await request.receive()
@@ -76,24 +97,61 @@ async def _read_body(request: Request[Any, Any, Any], shell: Shell, account: Acc
         size += len(chunk)
         if size > limit:
             raise await _refuse(shell, account, body_too_large(shell.policy))
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+        pending.append(chunk)
+        pending_size += len(chunk)
+        more = message.get("more_body", False)
+        if pending_size >= SPOOL_BUFFER_BYTES or not more:
+            # Written off the event loop (a disk that stalls must not stall other clients),
+            # piece by piece: nothing is copied on the loop.
+            await in_thread(spool.writelines, pending)
+            pending, pending_size = [], 0
+        if not more:
+            return size
 
 
 def _parse_and_submit(
     shell: Shell,
     account: Account,
     content_type: str | None,
-    body: bytes,
+    spool: BinaryIO,
+    size: int,
     key: str | None,
     request_id: str | None,
 ) -> Submission:
     try:
-        form = multipart.parse(body, multipart.boundary_of(content_type))
+        return _submit_spooled(shell, account, content_type, spool, size, key, request_id)
+    except ProblemError as error:
+        # A refusal's traceback holds the frames that held the image (30 MB): cut loose,
+        # it is freed now, not whenever the garbage collector next finds the cycle.
+        error.__traceback__ = error.__cause__ = error.__context__ = None
+        raise error from None
+
+
+def _submit_spooled(
+    shell: Shell,
+    account: Account,
+    content_type: str | None,
+    spool: BinaryIO,
+    size: int,
+    key: str | None,
+    request_id: str | None,
+) -> Submission:
+    spool.flush()
+    try:
+        if size == 0:
+            form = multipart.parse(b"", multipart.boundary_of(content_type))
+        else:
+            with mmap.mmap(spool.fileno(), size, access=mmap.ACCESS_READ) as body:
+                form = multipart.parse(body, multipart.boundary_of(content_type))
     except ProblemError as error:
         raise shell.submissions.refuse(account, error) from None
     return shell.submissions.submit(account, form.fields, form.image, key, request_id)
+
+
+def _spool_file(shell: Shell) -> BinaryIO:
+    """A nameless 0600 file beside the blobs (Linux `O_TMPFILE`): it holds an upload while
+    it arrives, and nothing is left behind whatever happens to the process."""
+    return tempfile.TemporaryFile(dir=shell.spool_dir)
 
 
 @post("/v1/jobs", status_code=202)
@@ -104,16 +162,19 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         multipart.boundary_of(content_type)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
-    try:
-        body = await _read_body(request, shell, account)
-    except ClientDisconnected:
-        log.info("client went away during its upload to %s; nothing stored", request.url.path)
-        return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
-    key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
-    request_id = request.scope.get(REQUEST_ID)
-    submission = await in_thread(
-        _parse_and_submit, shell, account, content_type, body, key, request_id
-    )
+    await in_thread(shell.submissions.refuse_when_over_limit, account)
+    with await in_thread(_spool_file, shell) as spool:
+        try:
+            size = await _read_body(request, shell, account, spool)
+        except ClientDisconnected:
+            log.info("client went away during its upload to %s; nothing stored", request.url.path)
+            await in_thread(shell.submissions.abandoned, account)
+            return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)
+        key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+        request_id = request.scope.get(REQUEST_ID)
+        submission = await in_thread(
+            _parse_and_submit, shell, account, content_type, spool, size, key, request_id
+        )
     job = submission.job
     extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}
     if submission.replayed:
@@ -141,16 +202,52 @@ async def download(
 ) -> ASGIApp:
     authorization, address = shell.credentials(request.scope)
 
-    def result() -> tuple[Job, bytes]:
-        return shell.jobs.result(shell.access.authenticate(authorization, address), job_id)
+    def result() -> tuple[Job, BlobReader]:
+        return shell.jobs.download(shell.access.authenticate(authorization, address), job_id)
 
-    job, data = await in_thread(result)
+    job, reader = await in_thread(result)
     fmt = job.options.format
     headers = {
         "Content-Disposition": f'attachment; filename="{job.id}.{fmt.value}"',
         "X-Content-Type-Options": "nosniff",
     }
-    return Answer(data, 200, fmt.media_type, headers)
+    return StreamedAnswer(reader, fmt.media_type, headers)
+
+
+class StreamedAnswer:
+    """A stored file sent piece by piece as the client takes it: uvicorn waits for the
+    socket to drain before each next piece, so a client that reads slowly (or not at all,
+    until the write timeout closes it) holds one piece, never the file."""
+
+    __slots__ = ("headers", "reader")
+
+    def __init__(self, reader: BlobReader, media_type: str, headers: dict[str, str]) -> None:
+        self.reader = reader
+        self.headers = encode_headers(b"", media_type, headers)
+        self.headers[1] = (b"content-length", str(reader.size).encode())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+            remaining = self.reader.size
+            while remaining > 0:
+                piece = await in_thread(self.reader.read, min(DOWNLOAD_PIECE_BYTES, remaining))
+                if not piece:
+                    raise ResultCutShort(f"the stored file ended {remaining} bytes early")
+                remaining -= len(piece)
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            await in_thread(self.reader.close)
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> StreamedAnswer:
+        """What Litestar asks a handler's answer for."""
+        return self
+
+
+class ResultCutShort(Exception):
+    """The stored result ended before its announced length (it was replaced or deleted
+    while being sent); the connection is closed, the client sees a short download."""
 
 
 @get("/v1/openapi.json")

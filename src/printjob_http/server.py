@@ -285,21 +285,64 @@ def _settle_heap() -> None:
     gc.freeze()
 
 
+#: glibc's `mallopt` parameter for the size from which blocks are mapped on their own.
+_M_MMAP_THRESHOLD = -3
+#: Blocks from 1 MiB up (an upload's image part, a spool buffer) are mapped on their own.
+LARGE_BLOCK_BYTES = 1024 * 1024
+
+
+def _return_large_blocks() -> None:
+    """Have glibc map every block of `LARGE_BLOCK_BYTES` or more on its own, so that it
+    goes back to the system when freed.
+
+    By default glibc raises that threshold to the size of the largest block freed (up to
+    32 MiB), after which a 30 MB upload is carved from a thread's heap and kept there:
+    four padded uploads at once left the API process 150 MB larger for good. A fixed
+    threshold turns the adjustment off. Elsewhere than glibc this does nothing.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES)
+    except (OSError, AttributeError):
+        log.debug("mallopt is not available; large blocks stay under the allocator's rules")
+
+
 def _bootstrap_without_engine(bootstrap: Any, settings: Settings) -> Any:
     """The API process never converts: skip importing the engine when bootstrap allows."""
     return bootstrap(settings, lazy=True)
 
 
-def server_options(host: str, port: int, docs_url: str | None) -> dict[str, Any]:
-    """How uvicorn runs the API (also used by `bench/load.py` for its bare baseline app)."""
-    from printjob_http.protocol import bounded_protocol
+def connection_limits(settings: Settings) -> Any:
+    """The operator's connection timeouts and bounds, for the protocol."""
+    from printjob_http.protocol import ConnectionLimits
 
+    return ConnectionLimits(
+        head_seconds=settings.header_timeout_seconds,
+        body_window_seconds=settings.body_window_seconds,
+        body_min_bytes=settings.body_min_bytes,
+        keepalive_seconds=settings.keepalive_timeout_seconds,
+        keepalive_max=settings.keepalive_max,
+        write_seconds=settings.write_timeout_seconds,
+    )
+
+
+def server_options(
+    host: str, port: int, docs_url: str | None, limits: Any = None
+) -> dict[str, Any]:
+    """How uvicorn runs the API (also used by `bench/load.py` for its bare baseline app);
+    `limits` a `printjob_http.protocol.ConnectionLimits` (None: the defaults)."""
+    from printjob_http.protocol import ConnectionLimits, bounded_protocol
+
+    bounds = limits or ConnectionLimits()
     return {
         "host": host,
         "port": port,
         "loop": "uvloop",
         # httptools, with the request head bounded (it has no limit of its own).
-        "http": bounded_protocol(docs_url),
+        "http": bounded_protocol(docs_url, bounds),
+        "timeout_keep_alive": bounds.keepalive_seconds,
         "lifespan": "on",
         "access_log": False,  # `printjob_http.access_log` writes it, far cheaper
         "proxy_headers": False,  # X-Forwarded-For is judged by the app (trusted proxies)
@@ -324,6 +367,7 @@ def run_server(app: Any, options: dict[str, Any], sock: Any, log_format: str = "
         observe=None if counting is None else counting.request,
     )
     server = _server_class()(uvicorn.Config(logged, **options))
+    _return_large_blocks()
     _settle_heap()
     try:
         server.run(sockets=[sock])
@@ -340,13 +384,14 @@ def serve(
     """Run the API on host:port with `workers` supervised worker processes (0: API only)."""
     import uvicorn
 
+    from printjob_adapters.blobs import make_private_dirs
     from printjob_adapters.bootstrap import bootstrap
     from printjob_http.app import create_app
 
     configure_logging(settings.log_format)
     count = settings.workers if workers is None else workers
     settings = attrs.evolve(settings, base_url=settings.base_url_for(host, port))
-    options = server_options(host, port, settings.docs_url)
+    options = server_options(host, port, settings.docs_url, connection_limits(settings))
     # Take the port first: a port in use stops here, before anything is created, and
     # early clients wait in the listen queue instead of being refused.
     sock = uvicorn.Config("printjob:app", **options).bind_socket()
@@ -364,8 +409,13 @@ def serve(
         if first_start:
             print(create_demo(container, settings.base_url or ""), flush=True)
         supervisor = Supervisor(settings, count)
+        # Uploads are spooled beside the blobs (also when the blobs live in the database).
+        make_private_dirs(settings.blobs_dir)
         app = create_app(
-            container, on_startup=[lambda: _warm_up(container)], workers=supervisor.workers
+            container,
+            on_startup=[lambda: _warm_up(container)],
+            workers=supervisor.workers,
+            spool_dir=settings.blobs_dir,
         )
         supervisor.start()
         log.info(
@@ -399,6 +449,7 @@ def run_worker(settings: Settings) -> None:
 __all__ = [
     "Supervisor",
     "configure_logging",
+    "connection_limits",
     "create_demo",
     "run_server",
     "run_worker",

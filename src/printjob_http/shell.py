@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -56,6 +57,9 @@ class Shell:
     immediate: ImmediateReads | None
     #: Answers built once per process on first use (the OpenAPI document).
     cache: dict[str, bytes] = attrs.field(factory=dict, eq=False)
+    #: Where uploads are spooled while they arrive (beside the blobs); None: the system's
+    #: temporary directory.
+    spool_dir: Path | None = None
 
     def api_base(self, scope: Any) -> str:
         """The API's address as clients reach it: configured, else from the request."""

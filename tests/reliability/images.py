@@ -121,3 +121,33 @@ PDF = (
     b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]"
     b"/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
 )
+
+
+# -- headers padded to the upload limit (issue 15: the API's image check must stay cheap) --
+
+#: Just under the contract's 30 MB request limit, leaving room for the multipart framing.
+PADDED_SIZE = 30 * 1024 * 1024 - 4096
+
+
+def padded_jpeg(marker: int = 0xE1, size: int = PADDED_SIZE) -> bytes:
+    """A valid 64x64 JPEG with empty marker segments (APP1: 0xE1, COM: 0xFE) up to `size`."""
+    jpeg = encode(picture(64, 64), "JPEG")
+    segment = bytes([0xFF, marker, 0, 2])
+    return jpeg[:2] + segment * ((size - len(jpeg)) // len(segment)) + jpeg[2:]
+
+
+def gif_with_comments(size: int = PADDED_SIZE) -> bytes:
+    """A valid 64x64 GIF with one-byte comment blocks before its frame, up to `size`."""
+    gif = encode(picture(64, 64, "P"), "GIF")
+    flags = gif[10]
+    start = 13 + ((3 << ((flags & 0x07) + 1)) if flags & 0x80 else 0)
+    comment = b"\x21\xfe\x01x\x00"
+    return gif[:start] + comment * ((size - len(gif)) // len(comment)) + gif[start:]
+
+
+def png_with_chunks(before_ihdr: bool, size: int = PADDED_SIZE) -> bytes:
+    """A valid 64x64 PNG with empty private chunks before IHDR (or between IHDR and IDAT)."""
+    data = encode(picture(64, 64), "PNG")
+    chunk = png_chunk(b"prVt", b"")
+    cut = 8 if before_ihdr else 8 + 25  # after the signature, or after IHDR
+    return data[:cut] + chunk * ((size - len(data)) // len(chunk)) + data[cut:]

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from PIL import Image, ImageChops, ImageCms, ImageOps
 
 from printjob_adapters.engine.errors import ImageTooLarge, UnsupportedImage
+from printjob_adapters.engine.headers import check_structure
 from printjob_adapters.engine.options import DEFAULT_LIMITS, ImageLimits
 
 RGBA = npt.NDArray[np.uint8]
@@ -111,7 +112,9 @@ def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) ->
 
 
 def _open(data: bytes) -> Image.Image:
-    """Open the header only, refusing bombs and formats outside the contract."""
+    """Open the header only, refusing bombs, padded headers and formats outside the
+    contract."""
+    check_structure(data)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)

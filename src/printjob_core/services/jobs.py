@@ -11,7 +11,7 @@ from collections.abc import Callable
 from printjob_core import lifecycle
 from printjob_core.errors import ResultExpired, ResultNotReady
 from printjob_core.model import Account, Job, JobStatus
-from printjob_core.ports import JobByKey
+from printjob_core.ports import BlobReader, JobByKey
 from printjob_core.services.access import Access
 from printjob_core.services.common import (
     JOB_ID,
@@ -75,7 +75,26 @@ class Jobs:
         return transition.job
 
     def result(self, account: Account, job_id: str) -> tuple[Job, bytes]:
-        """The job and its file (contract 4.4)."""
+        """The job and its file (contract 4.4), whole."""
+        job, key = self._downloadable(account, job_id)
+        try:
+            data = self.ports.blobs.get(key)
+        except KeyError:
+            raise _no_longer_kept() from None
+        return job, data
+
+    def download(self, account: Account, job_id: str) -> tuple[Job, BlobReader]:
+        """The job and its file (contract 4.4), open to be sent piece by piece: the
+        refusals of `result`, without holding the file in memory. The caller closes it."""
+        job, key = self._downloadable(account, job_id)
+        try:
+            return job, self.ports.blobs.open(key)
+        except KeyError:
+            raise _no_longer_kept() from None
+
+    def _downloadable(self, account: Account, job_id: str) -> tuple[Job, str]:
+        """The account's job and its file's key when the file can be downloaded; else the
+        refusal (404, 409, 410). Counted as a read."""
         self.access.count_read(account)
         with self.ports.reader() as uow:
             job = _own_job(_stored_job(uow.jobs.get, job_id), account, job_id)
@@ -90,11 +109,11 @@ class Jobs:
                 f"The file was deleted {self.policy.result_ttl_seconds // 3600} hours after "
                 "the job ended; submit the image again to get a new one."
             )
-        try:
-            data = self.ports.blobs.get(job.result_key)
-        except KeyError:
-            raise ResultExpired("The file is no longer kept; submit the image again.") from None
-        return job, data
+        return job, job.result_key
+
+
+def _no_longer_kept() -> ResultExpired:
+    return ResultExpired("The file is no longer kept; submit the image again.")
 
 
 def _stored_job(get: Callable[[str], Job | None], job_id: str) -> Job | None:

@@ -16,6 +16,7 @@ The shell refuses some requests before `submit` can run (a body too large, say);
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterable
 
@@ -33,7 +34,7 @@ from printjob_core.errors import (
     TooManyActiveJobs,
     UnsupportedImage,
 )
-from printjob_core.limits import Policy, website_submissions_bucket
+from printjob_core.limits import Policy, submissions_bucket, website_submissions_bucket
 from printjob_core.model import Account, Job, JobChannel, JobOptions, JobStatus
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
 from printjob_core.ports import ImageInfo, UnitOfWork
@@ -134,6 +135,32 @@ class Submissions:
         except RateLimited as limited:
             return limited
         return error
+
+    def refuse_when_over_limit(self, account: Account) -> None:
+        """429 `rate_limited`, before the body is read, for an account whose submissions
+        this minute have already reached the limit: the answer would be 429 anyway (it
+        comes before any check of the request), and a client past its limit must not
+        make the server receive and spool 30 MB per try, or hold a connection doing so.
+        """
+        now = self.ports.clock.now()
+        limit = self.policy.submissions_per_minute
+        if self.ports.limiter.count(submissions_bucket(account.id), now) < limit:
+            return
+        wait = max(1, 60 - int(now.timestamp()) % 60)
+        fallback = RateLimited(
+            f"At most {limit} submissions per minute are allowed for an account; wait "
+            f"{wait} s and send it again.",
+            retry_after=wait,
+        )
+        raise self.refuse(account, fallback)
+
+    def abandoned(self, account: Account) -> None:
+        """An upload cut off before its body was whole (the client went away, or was too
+        slow and the server closed its connection) still counts as a submission: else a
+        client could hold connections and uploads open for free, past its limit."""
+        # Over the limit already: nothing more to count, and no one left to answer.
+        with contextlib.suppress(RateLimited):
+            self.access.count_submission(account)
 
     def submit(
         self,

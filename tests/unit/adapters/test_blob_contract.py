@@ -100,6 +100,24 @@ def test_put_get_exists_delete(blobs: BlobStore) -> None:
         blobs.get(UPLOAD)
 
 
+def test_a_blob_reads_piece_by_piece(blobs: BlobStore) -> None:
+    data = bytes(range(256)) * 4000 + b"tail"
+    blobs.put(UPLOAD, data)
+    reader = blobs.open(UPLOAD)
+    try:
+        assert reader.size == len(data)
+        pieces = []
+        while piece := reader.read(100_000):
+            assert len(piece) <= 100_000
+            pieces.append(piece)
+        assert b"".join(pieces) == data
+        assert reader.read(10) == b""
+    finally:
+        reader.close()
+    with pytest.raises(KeyError):
+        blobs.open("results/job_" + "b" * 32 + ".svg")
+
+
 def test_a_put_replaces_whole(blobs: BlobStore) -> None:
     blobs.put(UPLOAD, b"x" * 100_000)
     blobs.put(UPLOAD, b"short")

@@ -81,6 +81,27 @@ def test_a_refusal_found_in_the_shell_counts_and_429_comes_first(world: World) -
     assert isinstance(world.api.submissions.refuse(account, error), RateLimited)
 
 
+def test_an_upload_cut_off_counts_as_a_submission(world: World) -> None:
+    account = world.fresh(world.account())
+    limit = world.ports.policy.submissions_per_minute
+    for _ in range(limit):
+        world.api.submissions.abandoned(account)  # past the limit: counted, nothing raised
+    world.api.submissions.abandoned(account)
+    error = InvalidParameter("not multipart", param="image")
+    assert isinstance(world.api.submissions.refuse(account, error), RateLimited)
+
+
+def test_a_submission_over_the_limit_is_refused_before_its_body_is_read(world: World) -> None:
+    account = world.fresh(world.account())
+    limit = world.ports.policy.submissions_per_minute
+    for _ in range(limit):
+        world.api.submissions.refuse_when_over_limit(account)  # under the limit: nothing
+        world.api.submissions.abandoned(account)
+    with pytest.raises(RateLimited) as refused:
+        world.api.submissions.refuse_when_over_limit(account)
+    assert 1 <= refused.value.retry_after <= 60
+
+
 def test_sightings_delete_only_after_the_grace() -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     grace = timedelta(seconds=60)

@@ -309,6 +309,7 @@ def test_an_unexpected_failure_is_a_500_problem(
 
     monkeypatch.setattr(app.ports.views, "job_by_key", broken)
     monkeypatch.setattr(app.ports.blobs, "get", broken)
+    monkeypatch.setattr(app.ports.blobs, "open", broken)  # downloads stream the file
     job = app.submit(auth).json()
     claim = app.processing.claim()
     assert claim is not None
