@@ -3,6 +3,12 @@
 Run from the repository root:
 
     .venv/bin/python bench/engine_bench.py [--only ID[,ID...]] [--skip-scale] [--no-write-docs]
+        [--set corpus|hard|own|all] [--label LABEL]
+
+`--set hard` runs the public hard set (`shared/corpus-hard`), `--set own` printjob's own
+hard images (drawn by bench/hard_images.py into bench/out/hard), `--set all` the corpus
+and both: the hard sets get detail recall, OCR word recall, a contact sheet each
+(bench/out/contact-<set>.png) and the docs section "## Hard images (LABEL)".
 
 Every method converts every corpus image in this one process; the traced SVGs are then
 rendered with one renderer (resvg, through resvg_py) at 1x and 4x and scored against the
@@ -1273,6 +1279,18 @@ run only.
   presets (seconds, peak memory, size, ΔE and seams at 1x). Also printjob writing a PNG
   with size original (the 4500 x 5400 print canvas) from the flat corpus image itself,
   and, for information, from its 3 MP rendering.
+- **Detail recall** (1x): the input and the 1x render, both over white in CIELAB, get the
+  same edge detector: a pixel is an edge where its Lab gradient magnitude (Sobel per
+  channel / 8, as for the edge band) exceeds {m.DETAIL_THRESHOLD:g} (DETAIL_THRESHOLD; high
+  enough that JPEG ringing and sensor noise mostly are not edges). Detail recall is the
+  share of the input's edge pixels with a render edge pixel within {m.DETAIL_TOLERANCE} px
+  (3 × 3 neighbourhood): a lost hairline, dot or letter loses its edge pixels; an edge
+  moved by one pixel still counts.
+- **OCR word recall** (4x, images whose manifest says `"text": true`): tesseract (Debian
+  tesseract-ocr, eng, `--psm 11`) reads the input upscaled 4x bicubic and the 4x render,
+  both over white; words are lower-cased, reduced to letters and digits, and words of one
+  character dropped (`tests/unit/engine/ocr.py`, shared with the tests). The recall is the
+  share of the input's words also read in the render.
 - **Medians** are over the images where a metric exists (4x metrics: the images with
   ground truth); `(n=…)` marks a median over fewer images than the others.
 """
