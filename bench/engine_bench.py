@@ -1196,6 +1196,13 @@ by the benchmark; rerun it from the repository root with
 `--save-renders` to keep the 4x renders in `bench/out/renders/`). Machine-readable results
 go to `bench/out/engine.json`, the SVGs of every method to `bench/out/svg/`.
 
+The hard images of issue #12 (small text, hairlines, photos, gradients, JPEG'd pixel art,
+stamps) have sections of their own, "Hard images (LABEL)", near the end of this page:
+`--set hard,own [--label LABEL]` runs the public hard set (`shared/corpus-hard`) and
+printjob's own (`bench/hard_images.py`) with printjob and both vtracer presets, adds detail
+recall and OCR word recall, and draws a contact sheet per set (`bench/out/contact-*.png`:
+input, printjob, vtracer default, vtracer poster, one row per image).
+
 ## Method
 
 All methods run in one Python process, one conversion at a time:
@@ -1335,17 +1342,42 @@ def _target_args(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _sections(text: str) -> list[tuple[str, str]]:
+    """A markdown text as (heading line, section text) pairs, split before every `#` and
+    `##` heading (the text before the first heading has the heading "")."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines(keepends=True):
+        if line.startswith(("# ", "## ")):
+            sections.append((line.strip(), []))
+        sections[-1][1].append(line)
+    return [(heading, "".join(lines)) for heading, lines in sections if lines]
+
+
+def merged_intro(head: str) -> str:
+    """The intro for docs/engine.md: `INTRO`'s sections replace theirs in `head` (the text
+    before the generated part), and sections a colleague wrote there stay where they are."""
+    fresh = dict(_sections(INTRO))
+    kept = []
+    for heading, text in _sections(head):
+        kept.append(fresh.pop(heading, text))
+    kept += fresh.values()
+    return "".join(section.rstrip("\n") + "\n\n" for section in kept).rstrip("\n") + "\n"
+
+
 def write_docs(generated: str) -> None:
     """Write docs/engine.md: the intro, then the generated part between its markers.
 
-    Text a colleague added after the end marker is kept.
+    Text a colleague added after the end marker, and sections of their own among the
+    intro's, are kept.
     """
-    tail = ""
+    head, tail = "", ""
     if DOCS.exists():
         text = DOCS.read_text()
-        if MARK_END in text:
+        if MARK_BEGIN in text and MARK_END in text:
+            head = text.split(MARK_BEGIN, 1)[0]
             tail = text.split(MARK_END, 1)[1]
-    DOCS.write_text(f"{INTRO}\n{MARK_BEGIN}\n\n{generated}\n{MARK_END}{tail or chr(10)}")
+    intro = merged_intro(head) if head.strip() else INTRO
+    DOCS.write_text(f"{intro}\n{MARK_BEGIN}\n\n{generated}\n{MARK_END}{tail or chr(10)}")
 
 
 # --------------------------------------------------------------------------- hard sets
