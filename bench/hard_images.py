@@ -430,20 +430,20 @@ def build(out: Path = OUT) -> Path:
     """Make the whole set in `out`; returns the manifest's path."""
     b = Builder(out)
 
-    for ident, make in (
+    for ident, screen in (
         ("ui-settings-dialog", ui_settings_dialog),
         ("ui-dark-status-bar", ui_dark_status_bar),
         ("ui-badges", ui_badges),
     ):
-        image, words = make()
+        image, words = screen()
         b.add(ident, "ui-text", "flat", "white", image, words=words, licence=DEJAVU_LICENCE)
 
-    for ident, make, colours in (
+    for ident, icon, colours in (
         ("hairline-pin", hairline_pin, 1),
         ("hairline-calendar", hairline_calendar, 2),
         ("hairline-crosshair", hairline_crosshair, 1),
     ):
-        b.drawn(ident, "hairline", "mono", "alpha", make, colors=colours, colors_exact=True)
+        b.drawn(ident, "hairline", "mono", "alpha", icon, colors=colours, colors_exact=True)
 
     sprites = (
         ("pixel-jpeg-q55", 10, (14, 12), 55, 1, ((24, 24, 32), (250, 250, 245), (230, 60, 50))),
@@ -538,14 +538,14 @@ def build(out: Path = OUT) -> Path:
         colors_exact=True,
     )
 
-    for ident, make, colours in (
+    for ident, emoji, colours in (
         ("emoji-face-64up4", emoji_face, 7),
         ("emoji-planet-64up4", emoji_planet, 5),
     ):
-        small = reduced(make(SUPERSAMPLE))  # the 64-px emoji
+        small = reduced(emoji(SUPERSAMPLE))  # the 64-px emoji
         blurry = small.resize((small.width * 4, small.height * 4), Image.Resampling.BICUBIC)
         b.add(
-            ident, "emoji-up", "flat", "alpha", blurry, gt4x=make(4 * SUPERSAMPLE), colors=colours
+            ident, "emoji-up", "flat", "alpha", blurry, gt4x=emoji(4 * SUPERSAMPLE), colors=colours
         )
 
     return b.write_manifest()

@@ -437,7 +437,8 @@ def upscale_bicubic(rgb: np.ndarray, factor: int) -> np.ndarray:
 
     image = Image.fromarray(rgb)
     size = (image.width * factor, image.height * factor)
-    return np.asarray(image.resize(size, Image.Resampling.BICUBIC))
+    upscaled: np.ndarray = np.asarray(image.resize(size, Image.Resampling.BICUBIC))
+    return upscaled
 
 
 def ocr_recall(reference: frozenset[str], words: frozenset[str]) -> float | None:
