@@ -397,7 +397,8 @@ DETAIL_TOLERANCE = 1
 def detail_edges(lab: np.ndarray, threshold: float = DETAIL_THRESHOLD) -> np.ndarray:
     """Edge pixels of a 1x image for detail recall: Lab gradient magnitude above
     `threshold` (the same Sobel / 8 gradient as `edge_pixels`)."""
-    return np.sqrt(gradient_energy_map(lab)) > threshold
+    edges: np.ndarray = np.sqrt(gradient_energy_map(lab)) > threshold
+    return edges
 
 
 def detail_recall(
