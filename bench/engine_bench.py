@@ -1715,16 +1715,19 @@ def main(argv: list[str] | None = None) -> int:
 def main_hard(args: argparse.Namespace, names: list[str], with_corpus: bool) -> int:
     """The hard sets (and the corpus first when asked): tables, contact sheets, docs."""
     global REPEAT
+    wanted = {i for chunk in args.only or [] for i in chunk.split(",") if i}
     if with_corpus:
-        status = main([*_corpus_argv(args)])
-        if status:
-            return status
+        corpus_ids = {item.id for item in load_corpus(args.corpus)[0]}
+        only = sorted(wanted & corpus_ids)
+        if only or not wanted:
+            status = main([*_corpus_argv(args), *(["--only", ",".join(only)] if only else [])])
+            if status:
+                return status
     REPEAT = args.repeat
     OUT.mkdir(parents=True, exist_ok=True)
     convert, engine_note = engine_convert()
     print(engine_note, flush=True)
     env = environment()
-    wanted = {i for chunk in args.only or [] for i in chunk.split(",") if i}
     runs: dict[str, dict[str, Any]] = {}
     for name in names:
         items = set_items(name, args)
