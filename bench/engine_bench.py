@@ -1528,7 +1528,7 @@ def hard_set_markdown(name: str, title: str, run: dict[str, Any]) -> str:
 
 
 SET_TITLES = {
-    "hard": "Public hard set (`shared/corpus-hard`, 8 images)",
+    "hard": "Public hard set (`shared/corpus-hard`)",
     "own": "Own hard set (`bench/hard_images.py`)",
 }
 
@@ -1552,7 +1552,8 @@ def hard_markdown(
         f"the metric.",
     ]
     for name, run in runs.items():
-        parts.append(hard_set_markdown(name, SET_TITLES.get(name, name), run))
+        title = f"{SET_TITLES.get(name, name)}, {len(run['results'])} images"
+        parts.append(hard_set_markdown(name, title, run))
     return "\n\n".join(parts)
 
 
