@@ -3,6 +3,12 @@
 Run from the repository root:
 
     .venv/bin/python bench/engine_bench.py [--only ID[,ID...]] [--skip-scale] [--no-write-docs]
+        [--set corpus|hard|own|all] [--label LABEL]
+
+`--set hard` runs the public hard set (`shared/corpus-hard`), `--set own` printjob's own
+hard images (drawn by bench/hard_images.py into bench/out/hard), `--set all` the corpus
+and both: the hard sets get detail recall, OCR word recall, a contact sheet each
+(bench/out/contact-<set>.png) and the docs section "## Hard images (LABEL)".
 
 Every method converts every corpus image in this one process; the traced SVGs are then
 rendered with one renderer (resvg, through resvg_py) at 1x and 4x and scored against the
@@ -40,11 +46,21 @@ import resvg_py
 import vtracer
 from PIL import Image
 
-import metrics as m
-
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    # The shared test helpers (tests/unit/engine/ocr.py) are used by metrics and hard_images.
+    sys.path.insert(0, str(ROOT))
+
+import hard_images  # noqa: E402
+import metrics as m  # noqa: E402
+
 CORPUS = Path(os.environ.get("PRINTJOB_CORPUS", ROOT.parent / "shared" / "corpus"))
+#: The public hard set (`shared/corpus-hard`, issue #12) and printjob's own hard set, which
+#: `bench/hard_images.py` draws into bench/out/hard at run time.
+HARD_CORPUS = Path(os.environ.get("PRINTJOB_CORPUS_HARD", ROOT.parent / "shared" / "corpus-hard"))
 OUT = ROOT / "bench" / "out"
+OWN_CORPUS = OUT / "hard"
+SETS = ("corpus", "hard", "own", "all")
 DOCS = ROOT / "docs" / "engine.md"
 SCALE = 4
 #: dpi resvg resolves physical units with (see `render`).
@@ -83,6 +99,8 @@ METRICS: list[tuple[str, str, str, bool | None]] = [
     ("segments", "Path segments", "{:,.0f}", True),
     ("bytes", "SVG bytes", "{:,.0f}", True),
     ("colors", "Fill colours", "{:.0f}", None),
+    ("detail_recall", "Detail recall at 1x (input edges kept within 1 px)", "{:.3f}", False),
+    ("ocr_recall", "OCR word recall at 4x (images with text)", "{:.2f}", False),
     ("seconds", "Tracing seconds", "{:.3f}", True),
     ("peak_mb", "Peak memory, MB (RSS above start)", "{:.1f}", True),
 ]
@@ -104,6 +122,10 @@ class Item:
     gt4x: Path | None
     source_svg: Path | None
     colors: int | None
+    #: The image has small text: OCR word recall is measured.
+    text: bool = False
+    #: The kind of hard image (own set), or the class.
+    kind: str = ""
 
     @property
     def data(self) -> bytes:
@@ -131,6 +153,8 @@ def load_corpus(corpus: Path) -> tuple[list[Item], dict[str, Any]]:
                 gt4x=corpus / entry["gt4x"] if entry.get("gt4x") else None,
                 source_svg=corpus / source["svg"] if source.get("svg") else None,
                 colors=entry.get("colors"),
+                text=bool(entry.get("text")),
+                kind=entry.get("kind") or entry.get("class", ""),
             )
         )
     return items, manifest
@@ -394,6 +418,9 @@ class Reference:
     energy4x: np.ndarray | None = None
     band4x: np.ndarray | None = None
     band_fraction: float | None = None
+    edges1x: np.ndarray | None = None
+    #: Words tesseract reads in the input upscaled 4x bicubic (images with text only).
+    words4x: frozenset[str] | None = None
 
 
 def reference_for(item: Item, rgba: np.ndarray) -> Reference:
@@ -407,6 +434,9 @@ def reference_for(item: Item, rgba: np.ndarray) -> Reference:
         interior4x=m.opaque_interior(rgba[:, :, 3], SCALE),
         deep4x=m.opaque_interior(rgba[:, :, 3], SCALE, margin=SCALE),
     )
+    ref.edges1x = m.detail_edges(ref.lab1x)
+    if item.text:
+        ref.words4x = m.ocr_words(m.upscale_bicubic(rgb1x, SCALE))
     if item.gt4x is not None:
         with Image.open(item.gt4x) as image:
             gt = np.asarray(image.convert("RGBA"))
@@ -438,7 +468,12 @@ def score(item: Item, method: str, conversion: Conversion, ref: Reference) -> di
             out1x = render(svg, width, height)
             out4x = render(svg, width * SCALE, height * SCALE)
             rgb1x = m.over_white(out1x)
-            row["de_1x"] = m.masked_mean(m.delta_e_map(m.to_lab(rgb1x), ref.lab1x))
+            lab1x = m.to_lab(rgb1x)
+            row["de_1x"] = m.masked_mean(m.delta_e_map(lab1x, ref.lab1x))
+            assert ref.edges1x is not None
+            row["detail_recall"] = m.detail_recall(ref.edges1x, m.detail_edges(lab1x))
+            if ref.words4x is not None:
+                row["ocr_recall"] = m.ocr_recall(ref.words4x, m.ocr_words(m.over_white(out4x)))
             if ref.has_alpha:
                 row["alpha_err_1x"] = m.alpha_error(out1x[:, :, 3], ref.alpha1x)
         else:
@@ -460,6 +495,8 @@ def score(item: Item, method: str, conversion: Conversion, ref: Reference) -> di
                 row["alpha_err_4x"] = m.alpha_error(out4x[:, :, 3], ref.alpha4x)
         if conversion.svg is not None and OUT_RENDERS is not None:
             _save_renders(item, method, out4x)
+        if OUT_SHEET is not None:
+            _save_cell(item, method, out4x)
     except Exception as exc:
         row["error"] = f"scoring failed: {_describe(exc)}"
         traceback.print_exc()
@@ -468,6 +505,33 @@ def score(item: Item, method: str, conversion: Conversion, ref: Reference) -> di
 
 #: Where to save 4x renders (set by --save-renders), or None.
 OUT_RENDERS: Path | None = None
+#: Where to save contact-sheet cells (hard sets), or None.
+OUT_SHEET: Path | None = None
+#: Longest side of a contact-sheet cell, in pixels.
+CELL = 288
+#: The methods in a contact sheet's columns, after the input.
+SHEET_METHODS = ["printjob", "vtracer-default", "vtracer-poster"]
+
+
+def _cell_image(rgba: np.ndarray) -> Image.Image:
+    """An image (RGBA) over a light checkerboard, fitted into a `CELL` square: enlarged
+    without smoothing (pixels stay visible), reduced with LANCZOS."""
+    height, width = rgba.shape[:2]
+    ys, xs = np.mgrid[0:height, 0:width]
+    board = np.where(((ys // 8 + xs // 8) % 2)[..., None] == 0, 255, 228).astype(np.uint8)
+    board = np.concatenate([np.repeat(board, 3, axis=2), np.full_like(board, 255)], axis=2)
+    image = Image.alpha_composite(Image.fromarray(board), Image.fromarray(rgba)).convert("RGB")
+    scale = CELL / max(width, height)
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    resample = Image.Resampling.NEAREST if scale >= 1 else Image.Resampling.LANCZOS
+    return image.resize(size, resample)
+
+
+def _save_cell(item: Item, method: str, out4x: np.ndarray) -> None:
+    assert OUT_SHEET is not None
+    folder = OUT_SHEET / item.id
+    folder.mkdir(parents=True, exist_ok=True)
+    _cell_image(out4x).save(folder / f"{method}.png", compress_level=1)
 
 
 def _save_renders(item: Item, method: str, out4x: np.ndarray) -> None:
@@ -1132,6 +1196,13 @@ by the benchmark; rerun it from the repository root with
 `--save-renders` to keep the 4x renders in `bench/out/renders/`). Machine-readable results
 go to `bench/out/engine.json`, the SVGs of every method to `bench/out/svg/`.
 
+The hard images of issue #12 (small text, hairlines, photos, gradients, JPEG'd pixel art,
+stamps) have sections of their own, "Hard images (LABEL)", near the end of this page:
+`--set hard,own [--label LABEL]` runs the public hard set (`shared/corpus-hard`) and
+printjob's own (`bench/hard_images.py`) with printjob and both vtracer presets, adds detail
+recall and OCR word recall, and draws a contact sheet per set (`bench/out/contact-*.png`:
+input, printjob, vtracer default, vtracer poster, one row per image).
+
 ## Method
 
 All methods run in one Python process, one conversion at a time:
@@ -1215,6 +1286,18 @@ run only.
   presets (seconds, peak memory, size, ΔE and seams at 1x). Also printjob writing a PNG
   with size original (the 4500 x 5400 print canvas) from the flat corpus image itself,
   and, for information, from its 3 MP rendering.
+- **Detail recall** (1x): the input and the 1x render, both over white in CIELAB, get the
+  same edge detector: a pixel is an edge where its Lab gradient magnitude (Sobel per
+  channel / 8, as for the edge band) exceeds {m.DETAIL_THRESHOLD:g} (DETAIL_THRESHOLD; high
+  enough that JPEG ringing and sensor noise mostly are not edges). Detail recall is the
+  share of the input's edge pixels with a render edge pixel within {m.DETAIL_TOLERANCE} px
+  (3 × 3 neighbourhood): a lost hairline, dot or letter loses its edge pixels; an edge
+  moved by one pixel still counts.
+- **OCR word recall** (4x, images whose manifest says `"text": true`): tesseract (Debian
+  tesseract-ocr, eng, `--psm 11`) reads the input upscaled 4x bicubic and the 4x render,
+  both over white; words are lower-cased, reduced to letters and digits, and words of one
+  character dropped (`tests/unit/engine/ocr.py`, shared with the tests). The recall is the
+  share of the input's words also read in the render.
 - **Medians** are over the images where a metric exists (4x metrics: the images with
   ground truth); `(n=…)` marks a median over fewer images than the others.
 """
@@ -1259,17 +1342,250 @@ def _target_args(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _sections(text: str) -> list[tuple[str, str]]:
+    """A markdown text as (heading line, section text) pairs, split before every `#` and
+    `##` heading (the text before the first heading has the heading "")."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines(keepends=True):
+        if line.startswith(("# ", "## ")):
+            sections.append((line.strip(), []))
+        sections[-1][1].append(line)
+    return [(heading, "".join(lines)) for heading, lines in sections if lines]
+
+
+def merged_intro(head: str) -> str:
+    """The intro for docs/engine.md: `INTRO`'s sections replace theirs in `head` (the text
+    before the generated part), and sections a colleague wrote there stay where they are."""
+    fresh = dict(_sections(INTRO))
+    kept = []
+    for heading, text in _sections(head):
+        kept.append(fresh.pop(heading, text))
+    kept += fresh.values()
+    return "".join(section.rstrip("\n") + "\n\n" for section in kept).rstrip("\n") + "\n"
+
+
 def write_docs(generated: str) -> None:
     """Write docs/engine.md: the intro, then the generated part between its markers.
 
-    Text a colleague added after the end marker is kept.
+    Text a colleague added after the end marker, and sections of their own among the
+    intro's, are kept.
     """
-    tail = ""
+    head, tail = "", ""
     if DOCS.exists():
         text = DOCS.read_text()
-        if MARK_END in text:
+        if MARK_BEGIN in text and MARK_END in text:
+            head = text.split(MARK_BEGIN, 1)[0]
             tail = text.split(MARK_END, 1)[1]
-    DOCS.write_text(f"{INTRO}\n{MARK_BEGIN}\n\n{generated}\n{MARK_END}{tail or chr(10)}")
+    intro = merged_intro(head) if head.strip() else INTRO
+    DOCS.write_text(f"{intro}\n{MARK_BEGIN}\n\n{generated}\n{MARK_END}{tail or chr(10)}")
+
+
+# --------------------------------------------------------------------------- hard sets
+
+HARD_METHODS = [ENGINE, VTRACER_DEFAULT, VTRACER_POSTER]
+#: The metrics of the hard-set tables: key, column heading, format.
+HARD_COLUMNS: list[tuple[str, str, str]] = [
+    ("de_1x", "ΔE2000 1x", "{:.2f}"),
+    ("detail_recall", "detail recall", "{:.2f}"),
+    ("ocr_recall", "OCR words", "{:.2f}"),
+    ("colors", "colours", "{:.0f}"),
+    ("segments", "segments", "{:,.0f}"),
+    ("seconds", "seconds", "{:.2f}"),
+    ("peak_mb", "peak MB", "{:.0f}"),
+]
+#: The medians of the hard-set summary: the columns above and the 4x metrics.
+HARD_MEDIANS = [
+    *(key for key, _, _ in HARD_COLUMNS),
+    "de_4x",
+    "ssim_4x",
+    "sharpness_4x",
+    "bytes",
+]
+HARD_BEGIN = "<!-- engine-bench-hard:{label}:begin (generated by bench/engine_bench.py) -->"
+HARD_END = "<!-- engine-bench-hard:{label}:end -->"
+
+
+def set_items(name: str, args: argparse.Namespace) -> list[Item]:
+    """The items of one set; the own set is drawn first (bench/hard_images.py)."""
+    if name == "corpus":
+        return load_corpus(args.corpus)[0]
+    if name == "hard":
+        return load_corpus(args.hard)[0]
+    if name == "own":
+        hard_images.build(args.own)
+        return load_corpus(args.own)[0]
+    raise ValueError(name)
+
+
+def run_hard_set(
+    name: str, items: list[Item], convert: Callable[..., Any] | None, jobs: int
+) -> dict[str, Any]:
+    """Trace, score and draw the contact sheet of one hard set."""
+    global OUT_SHEET
+    methods = HARD_METHODS if convert is not None else HARD_METHODS[1:]
+    OUT_SHEET = OUT / "sheets" / name
+    for item in items:
+        (OUT_SHEET / item.id).mkdir(parents=True, exist_ok=True)
+        _cell_image(decode_rgba(item.data)).save(OUT_SHEET / item.id / "input.png")
+    print(f"{name}: {len(items)} images, methods: {', '.join(methods)}", flush=True)
+    results = run_corpus(items, methods, convert, jobs)
+    for r, item in zip(results, items, strict=True):
+        r["kind"] = item.kind
+        r["text"] = item.text
+    sheet = contact_sheet(name, results)
+    OUT_SHEET = None
+    print(f"  contact sheet {sheet}", flush=True)
+    return {
+        "results": results,
+        "medians": medians(results, HARD_METHODS),
+        "sheet": str(sheet.relative_to(ROOT)),
+    }
+
+
+def contact_sheet(name: str, results: list[dict[str, Any]]) -> Path:
+    """input | printjob | vtracer default | vtracer poster, one labelled row per image."""
+    from PIL import ImageDraw, ImageFont
+
+    assert OUT_SHEET is not None
+    font_path = hard_images.FONTS / "DejaVuSans.ttf"
+    font = ImageFont.truetype(str(font_path), 13)
+    small = ImageFont.truetype(str(font_path), 11)
+    columns = ["input", *SHEET_METHODS]
+    label_width, caption, pad = 170, 30, 8
+    width = label_width + len(columns) * (CELL + pad)
+    header = 26
+    sheet = Image.new("RGB", (width, header + len(results) * (CELL + caption + pad)), "white")
+    draw = ImageDraw.Draw(sheet)
+    for index, column in enumerate(columns):
+        draw.text((label_width + index * (CELL + pad), 6), column, fill="black", font=font)
+    for row, r in enumerate(results):
+        top = header + row * (CELL + caption + pad)
+        draw.text((6, top + 4), r["id"], fill="black", font=font)
+        draw.text((6, top + 22), f"{r.get('kind', '')} ({r['variant']})", fill="#555", font=small)
+        draw.text((6, top + 38), f"{r['width']}x{r['height']}", fill="#555", font=small)
+        for index, column in enumerate(columns):
+            left = label_width + index * (CELL + pad)
+            path = OUT_SHEET / r["id"] / f"{column}.png"
+            if path.exists():
+                with Image.open(path) as cell:
+                    sheet.paste(cell.convert("RGB"), (left, top))
+            scores = r["methods"].get(column)
+            if scores is not None:
+                text = (
+                    f"ΔE {_cell(scores.get('de_1x'), '{:.1f}')}  det "
+                    f"{_cell(scores.get('detail_recall'), '{:.2f}')}  ocr "
+                    f"{_cell(scores.get('ocr_recall'), '{:.2f}')}\n"
+                    f"{_cell(scores.get('colors'), '{:.0f}')} col  "
+                    f"{_cell(scores.get('segments'), '{:,.0f}')} seg  "
+                    f"{_cell(scores.get('seconds'), '{:.2f}')} s"
+                )
+                if scores.get("error"):
+                    text = "error: " + str(scores["error"])[:40]
+                draw.multiline_text((left, top + CELL + 1), text, fill="#222", font=small)
+    path = OUT / f"contact-{name}.png"
+    sheet.save(path, optimize=True)
+    return path
+
+
+def _three(row: dict[str, Any], key: str, spec: str) -> str:
+    """One metric of the three methods in one cell: printjob / vtracer default / poster."""
+    return " / ".join(_cell(row["methods"].get(mm, {}).get(key), spec) for mm in HARD_METHODS)
+
+
+def hard_set_markdown(name: str, title: str, run: dict[str, Any]) -> str:
+    results, med = run["results"], run["medians"]
+    lines = [f"### {title}", ""]
+    lines += ["| Median | " + " | ".join(HARD_METHODS) + " |"]
+    lines += ["| --- |" + " ---: |" * len(HARD_METHODS)]
+    titles = {key: (heading, spec) for key, heading, spec, _ in METRICS}
+    for key in HARD_MEDIANS:
+        heading, spec = titles[key]
+        cells = []
+        for mm in HARD_METHODS:
+            value, n = med[mm].get(key), med[mm].get(f"{key}_n", 0)
+            cells.append(_cell(value, spec) + (f" (n={n})" if value is not None else ""))
+        lines.append(f"| {heading} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"Per image (each cell: {' / '.join(HARD_METHODS)}; contact sheet `{run['sheet']}`):",
+        "",
+    ]
+    lines += ["| Image | kind | " + " | ".join(h for _, h, _ in HARD_COLUMNS) + " |"]
+    lines += ["| --- | --- |" + " ---: |" * len(HARD_COLUMNS)]
+    for r in results:
+        true = f", {r['true_colors']} colours" if r.get("true_colors") else ""
+        cells = [_three(r, key, spec) for key, _, spec in HARD_COLUMNS]
+        lines.append(f"| {r['id']} | {r.get('kind', '')}{true} | " + " | ".join(cells) + " |")
+    errors = [
+        f"- {r['id']} {mm}: {short_error(row['error'])}"
+        for r in results
+        for mm, row in r["methods"].items()
+        if row.get("error")
+    ]
+    if errors:
+        lines += ["", "Errors:", "", *errors]
+    return "\n".join(lines)
+
+
+SET_TITLES = {
+    "hard": "Public hard set (`shared/corpus-hard`)",
+    "own": "Own hard set (`bench/hard_images.py`)",
+}
+
+
+def hard_markdown(
+    label: str, runs: dict[str, dict[str, Any]], env: dict[str, Any], engine: str
+) -> str:
+    packages = ", ".join(f"{k} {v}" for k, v in env["packages"].items())
+    parts = [
+        f"## Hard images ({label})",
+        f"Generated by `bench/engine_bench.py --set {','.join(runs)} --label {label}` on "
+        f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, engine as of {git_revision()}, "
+        f"{env['cpus']} CPU(s) shared (load average at start "
+        f"{', '.join(str(v) for v in env['load_average'])}: times are noisy, compare "
+        f"within one run); {packages}. Engine: {engine}. Methods: printjob (automatic "
+        f"colours), vtracer default, vtracer poster. Detail recall: input edge pixels "
+        f"(Lab Sobel / 8 above {m.DETAIL_THRESHOLD:g}) with an edge of the 1x render within "
+        f"{m.DETAIL_TOLERANCE} px. OCR words: tesseract (psm 11) on the 4x render over "
+        f"white against the words it reads in the input upscaled 4x bicubic, for images "
+        f"with text. ΔE2000 at 1x against the input (over white). `(n=…)`: images with "
+        f"the metric.",
+    ]
+    for name, run in runs.items():
+        title = f"{SET_TITLES.get(name, name)}, {len(run['results'])} images"
+        parts.append(hard_set_markdown(name, title, run))
+    return "\n\n".join(parts)
+
+
+def git_revision() -> str:
+    """The last commit that changed the engine (or its adapter): what the figures are of."""
+    import subprocess
+
+    engine_paths = ["src/printjob_adapters/engine", "src/printjob_adapters/tracing.py"]
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%h %s", "--", *engine_paths],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown revision"
+    return f"`{done.stdout.strip()[:72]}`"
+
+
+def write_hard_docs(label: str, generated: str) -> None:
+    """Put the hard-image section of `label` into docs/engine.md: replaced between its own
+    markers when there, else appended (a baseline stays beside a later run's figures)."""
+    begin, end = HARD_BEGIN.format(label=label), HARD_END.format(label=label)
+    block = f"{begin}\n\n{generated}\n\n{end}"
+    text = DOCS.read_text() if DOCS.exists() else ""
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOCS.write_text(text)
 
 
 # --------------------------------------------------------------------------- main
@@ -1307,7 +1623,28 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=REPEAT, help="timed runs per conversion (best kept)"
     )
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument(
+        "--set",
+        default="corpus",
+        help="corpus (default), hard (shared/corpus-hard), own (bench/hard_images.py), "
+        "all, or a comma-separated list",
+    )
+    parser.add_argument("--hard", type=Path, default=HARD_CORPUS, help="the public hard set")
+    parser.add_argument("--own", type=Path, default=OWN_CORPUS, help="where to draw the own set")
+    parser.add_argument(
+        "--label",
+        default="baseline",
+        help="names the docs/engine.md section of the hard sets: '## Hard images (LABEL)'",
+    )
     args = parser.parse_args(argv)
+    chosen = [name for chunk in args.set.split(",") for name in chunk.split() if name]
+    if "all" in chosen:
+        chosen = ["corpus", "hard", "own"]
+    unknown_sets = [name for name in chosen if name not in SETS]
+    if unknown_sets or not chosen:
+        parser.error(f"--set: choose from {', '.join(SETS)}")
+    if chosen != ["corpus"]:
+        return main_hard(args, [name for name in chosen if name != "corpus"], "corpus" in chosen)
 
     REPEAT = args.repeat
     OUT.mkdir(parents=True, exist_ok=True)
@@ -1374,6 +1711,58 @@ def main(argv: list[str] | None = None) -> int:
         write_docs(render_markdown(report, shown))
         print(f"wrote {DOCS}")
     return 0
+
+
+def main_hard(args: argparse.Namespace, names: list[str], with_corpus: bool) -> int:
+    """The hard sets (and the corpus first when asked): tables, contact sheets, docs."""
+    global REPEAT
+    wanted = {i for chunk in args.only or [] for i in chunk.split(",") if i}
+    if with_corpus:
+        corpus_ids = {item.id for item in load_corpus(args.corpus)[0]}
+        only = sorted(wanted & corpus_ids)
+        if only or not wanted:
+            status = main([*_corpus_argv(args), *(["--only", ",".join(only)] if only else [])])
+            if status:
+                return status
+    REPEAT = args.repeat
+    OUT.mkdir(parents=True, exist_ok=True)
+    convert, engine_note = engine_convert()
+    print(engine_note, flush=True)
+    env = environment()
+    runs: dict[str, dict[str, Any]] = {}
+    for name in names:
+        items = set_items(name, args)
+        if wanted:
+            items = [item for item in items if item.id in wanted]
+        if items:
+            runs[name] = run_hard_set(name, items, convert, args.jobs)
+    report = {"environment": env, "engine": engine_note, "sets": runs}
+    (OUT / "engine-hard.json").write_text(
+        json.dumps(_jsonable(report), indent=1, ensure_ascii=False)
+    )
+    generated = hard_markdown(args.label, runs, env, engine_note)
+    print()
+    print(generated)
+    if args.no_write_docs or wanted:
+        print("docs/engine.md left as it is (partial run or --no-write-docs)")
+    else:
+        write_hard_docs(args.label, generated)
+        print(f"wrote {DOCS} (## Hard images ({args.label}))")
+    return 0
+
+
+def _corpus_argv(args: argparse.Namespace) -> list[str]:
+    """The command line of the corpus part of a `--set all` run."""
+    argv = ["--set", "corpus", "--corpus", str(args.corpus), "--jobs", str(args.jobs)]
+    argv += ["--repeat", str(args.repeat)]
+    for flag, on in (
+        ("--skip-scale", args.skip_scale),
+        ("--no-write-docs", args.no_write_docs),
+        ("--save-renders", args.save_renders),
+    ):
+        if on:
+            argv.append(flag)
+    return argv
 
 
 def items_all(args: argparse.Namespace) -> list[Item]:

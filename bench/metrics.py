@@ -381,3 +381,70 @@ def svg_segments(svg: str) -> int:
         elif tag == "line":
             total += 1
     return total
+
+
+# --------------------------------------------------------------------------- detail and text
+
+
+#: Lab gradient (Sobel / 8, Lab units per pixel) above which a pixel at 1x is an edge of
+#: the detail metric. Higher than `EDGE_THRESHOLD` (which finds edges in clean ground
+#: truth) so that JPEG ringing and sensor noise in an input are mostly not edges.
+DETAIL_THRESHOLD = 8.0
+#: How far (Chebyshev distance, pixels at 1x) the output's edge may lie from the input's.
+DETAIL_TOLERANCE = 1
+
+
+def detail_edges(lab: np.ndarray, threshold: float = DETAIL_THRESHOLD) -> np.ndarray:
+    """Edge pixels of a 1x image for detail recall: Lab gradient magnitude above
+    `threshold` (the same Sobel / 8 gradient as `edge_pixels`)."""
+    edges: np.ndarray = np.sqrt(gradient_energy_map(lab)) > threshold
+    return edges
+
+
+def detail_recall(
+    input_edges: np.ndarray, output_edges: np.ndarray, tolerance: int = DETAIL_TOLERANCE
+) -> float | None:
+    """Share of the input's edge pixels with an output edge pixel within `tolerance`
+    pixels (3 x 3 neighbourhood per pixel of tolerance); None when the input has no edge.
+
+    A lost hairline, a dot, or a letter's strokes take their edge pixels with them; an
+    edge that moved by one pixel (anti-aliasing, rounding) still counts as kept.
+    """
+    if input_edges.shape != output_edges.shape:
+        raise ValueError(f"shape mismatch {input_edges.shape} vs {output_edges.shape}")
+    total = int(np.count_nonzero(input_edges))
+    if total == 0:
+        return None
+    near = output_edges
+    if tolerance > 0:
+        near = ndimage.binary_dilation(
+            output_edges, structure=np.ones((3, 3), bool), iterations=tolerance
+        )
+    return int(np.count_nonzero(input_edges & near)) / total
+
+
+def ocr_words(rgb: np.ndarray) -> frozenset[str]:
+    """Words tesseract reads in an RGB image (the normalisation of the engine's tests,
+    `tests/unit/engine/ocr.py`, so a test and the benchmark count a word alike)."""
+    from PIL import Image
+    from tests.unit.engine.ocr import read_words
+
+    return read_words(Image.fromarray(rgb))
+
+
+def upscale_bicubic(rgb: np.ndarray, factor: int) -> np.ndarray:
+    """An RGB image `factor` times larger, Pillow BICUBIC: the input as a viewer zooms it."""
+    from PIL import Image
+
+    image = Image.fromarray(rgb)
+    size = (image.width * factor, image.height * factor)
+    upscaled: np.ndarray = np.asarray(image.resize(size, Image.Resampling.BICUBIC))
+    return upscaled
+
+
+def ocr_recall(reference: frozenset[str], words: frozenset[str]) -> float | None:
+    """Share of the reference's words also read in `words`; None when OCR reads no word
+    in the reference (nothing legible to keep)."""
+    if not reference:
+        return None
+    return len(reference & words) / len(reference)

@@ -647,6 +647,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _trace_parser() -> argparse.ArgumentParser | None:
+    """`printjob trace`'s parser alone, as `build_parser` declares it.
+
+    A print shop runs `trace` once per file, so its start-up is paid per file: building
+    every command's parser would load the remote commands (asyncio) and read the installed
+    package's metadata for `--version`, none of which `trace` uses. None when the engine is
+    not installed: `build_parser` then says so.
+    """
+    try:
+        from printjob_http.trace_command import add_trace_arguments
+    except ImportError:
+        return None
+    parser = argparse.ArgumentParser(prog=f"{PROG} trace")
+    add_trace_arguments(parser)
+    parser.set_defaults(run=cmd_trace)
+    return parser
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -690,7 +708,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    trace_parser = _trace_parser() if arguments[:1] == ["trace"] else None
+    if trace_parser is not None:
+        args = trace_parser.parse_args(arguments[1:])
+    else:
+        args = build_parser().parse_args(arguments)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
