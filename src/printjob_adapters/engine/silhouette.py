@@ -1,0 +1,283 @@
+"""The design's silhouette, for background removal: what the background may not enter.
+
+A region of the background's colour that is part of the design (the white stripes of a
+cone, a white gap between two parts of a badge) has no edge against the background: only
+the shape of the design around it tells. The silhouette is the design mask
+
+1. closed over gaps up to `2 * closing_radius` pixels (slits between touching parts,
+   anti-aliasing and JPEG ringing along an edge), with its holes filled (a region enclosed
+   by the design is inside it), and
+2. with the bands between two stacked parts of one outline bridged (`stripe_bridges`): when
+   the outer edges of two parts lie on one straight line on both sides of the gap between
+   them, as the sides of a cone do across its stripes, that line is drawn in as outline.
+   Letters side by side do not qualify: their outlines meet the line joining them at a point
+   (a rounded top, a stem's end), not along it, and the slit between them is narrow for
+   its length.
+
+Of the closed mask only what it encloses joins the silhouette, never the closing's own
+bridges: the gap between two letters is closed but encloses nothing, so it stays outside.
+
+SciPy's `ndimage` is imported on first use, so that a trace that keeps its background
+never loads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+
+#: Closing radius: one pixel per this many pixels of the design's longer side, within
+#: `RADIUS_BOUNDS` (6 px on a 512-px logo: a region the design encloses but for slits up
+#: to 12 px wide is inside the silhouette).
+RADIUS_PER = 80
+RADIUS_BOUNDS = (1, 12)
+#: The design parts considered for stripe bridging: the largest few, each at least this
+#: share of the design.
+BRIDGE_PARTS = 12
+BRIDGE_MIN_SHARE = 0.01
+#: Both outer edges must run along the bridging line for at least this share of the gap's
+#: length on each side, within `LINE_TOLERANCE` pixels of it (JPEG noise and the pixel steps
+#: of a slanted edge stay within it).
+EDGE_SUPPORT = 0.4
+LINE_TOLERANCE = 2.5
+#: Depth (pixels) of a part's side facing a bridging line, measured to tell a straight
+#: side (its whole length lies along the line) from a curve touching it.
+SIDE_DEPTH = 20.0
+#: The gap must be at least this share of the distance between the two bridging lines: a
+#: band across the design, not a slit between two letters of a word (a slit up to
+#: `2 * closing_radius` is closed anyway).
+BAND_SHARE = 0.25
+
+
+def closing_radius(design: BoolArray) -> int:
+    """The closing radius for `design` (see `RADIUS_PER`)."""
+    rows = np.flatnonzero(design.any(axis=1))
+    cols = np.flatnonzero(design.any(axis=0))
+    if len(rows) == 0:
+        return RADIUS_BOUNDS[0]
+    extent = max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1
+    low, high = RADIUS_BOUNDS
+    return int(np.clip(round(extent / RADIUS_PER), low, high))
+
+
+def design_silhouette(design: BoolArray) -> BoolArray:
+    """The silhouette of `design` (module docstring): the design and every region it
+    encloses once its gaps are closed and its stripes bridged. The closing's own bridges
+    are not part of it, so a gap between two letters (closed, but enclosing nothing) stays
+    outside; its pixels go to the enclosed region or the outside, whichever is nearer.
+    Cost: O(N) for up to four Euclidean distance transforms and a hole filling, plus the
+    stripe bridging (`stripe_bridges`)."""
+    from scipy import ndimage
+
+    if not design.any():
+        return design.copy()
+    radius = closing_radius(design)
+    pad = radius + 1
+    padded = np.pad(design | stripe_bridges(design), pad)
+    grown = ndimage.distance_transform_edt(~padded) <= radius
+    closed = ndimage.distance_transform_edt(grown) > radius
+    closed = closed[pad:-pad, pad:-pad] | design
+    filled = ndimage.binary_fill_holes(closed)
+    enclosed = filled & ~closed
+    between = closed & ~design
+    if enclosed.any() and between.any():
+        # The closing's bridges split between the enclosed region and the outside, each
+        # pixel to the nearer, so an enclosed region keeps its corners up to the bridge.
+        to_outside = ndimage.distance_transform_edt(filled)
+        to_enclosed = ndimage.distance_transform_edt(~enclosed)
+        enclosed |= between & (to_enclosed < to_outside)
+    silhouette: BoolArray = design | enclosed
+    return silhouette
+
+
+def label_components(mask: BoolArray, diagonal: bool = False) -> tuple[IntArray, int]:
+    """Connected components of `mask` (1..count, 0 outside), 4-connected unless `diagonal`."""
+    from scipy import ndimage
+
+    structure = np.ones((3, 3), bool) if diagonal else None
+    regions, count = ndimage.label(mask, structure=structure)
+    return regions.astype(np.int32), int(count)
+
+
+def border_contacts(regions: IntArray, count: int) -> tuple[IntArray, IntArray]:
+    """Per region 1..count (index 0 unused): how many of its pixel sides lie on the image
+    border, and how many face a pixel of another region or of none. O(N)."""
+    border = np.zeros(count + 1, dtype=np.int64)
+    for edge in (regions[0], regions[-1], regions[:, 0], regions[:, -1]):
+        border += np.bincount(edge, minlength=count + 1)
+    other = np.zeros(count + 1, dtype=np.int64)
+    for a, b in (
+        (regions[1:], regions[:-1]),
+        (regions[:, 1:], regions[:, :-1]),
+    ):
+        differ = a != b
+        other += np.bincount(a[differ], minlength=count + 1)
+        other += np.bincount(b[differ], minlength=count + 1)
+    border[0] = other[0] = 0
+    return border.astype(np.int32), other.astype(np.int32)
+
+
+def stripe_bridges(design: BoolArray) -> BoolArray:
+    """The bands between pairs of design parts whose outer edges continue one another in a
+    straight line on both sides of the gap (module docstring), as one mask. Cost: O(N) to
+    label the parts, O(P²·h) hulls over the P <= `BRIDGE_PARTS` largest parts with h hull
+    vertices, and a half-plane test over each bridged pair's bounding box."""
+    parts, count = label_components(design, diagonal=True)
+    out = np.zeros_like(design)
+    if count < 2:
+        return out
+    area = np.bincount(parts.ravel(), minlength=count + 1)
+    area[0] = 0
+    order = np.argsort(area)[::-1][:BRIDGE_PARTS]
+    order = order[area[order] >= max(16, BRIDGE_MIN_SHARE * area.sum())]
+    outlines = [_outline_points(parts, int(i)) for i in order]
+    hulls = [_convex_hull(points) for points in outlines]
+    for a in range(len(order)):
+        for b in range(a + 1, len(order)):
+            for p, q in _stacked(hulls[a], hulls[b], outlines[a], outlines[b]):
+                _draw_segment(out, p, q)
+    return out
+
+
+def _outline_points(parts: IntArray, index: int) -> FloatArray:
+    """The first and last pixel centre (x, y) of part `index` on each of its rows and
+    columns: every vertex of its convex hull is among them, and they sample its outline."""
+    ys, xs = np.nonzero(parts == index)
+    points = []
+    for major, minor, swap in ((ys, xs, False), (xs, ys, True)):
+        order = np.lexsort((minor, major))
+        m, n = major[order], minor[order]
+        first = np.r_[True, m[1:] != m[:-1]]
+        last = np.r_[m[1:] != m[:-1], True]
+        for pick in (first, last):
+            pair = (n[pick], m[pick]) if not swap else (m[pick], n[pick])
+            points.append(np.stack(pair, axis=1))
+    stacked: FloatArray = np.unique(np.concatenate(points), axis=0).astype(np.float64)
+    return stacked
+
+
+def _convex_hull(points: FloatArray) -> FloatArray:
+    """Convex hull vertices (counter-clockwise in x-right, y-down terms: clockwise on
+    screen), Andrew's monotone chain; collinear points dropped. O(n log n)."""
+    pts = np.unique(points, axis=0)
+    if len(pts) <= 2:
+        return pts
+
+    def chain(seq: Any) -> list[Any]:
+        hull: list[Any] = []
+        for p in seq:
+            while len(hull) >= 2 and _cross(hull[-2], hull[-1], p) <= 0:
+                hull.pop()
+            hull.append(p)
+        return hull
+
+    rows = [tuple(p) for p in pts]
+    lower = chain(rows)
+    upper = chain(rows[::-1])
+    return np.array(lower[:-1] + upper[:-1], dtype=np.float64)
+
+
+def _cross(o: Any, a: Any, b: Any) -> float:
+    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
+
+
+def _stacked(
+    hull_a: FloatArray, hull_b: FloatArray, out_a: FloatArray, out_b: FloatArray
+) -> list[tuple[FloatArray, FloatArray]]:
+    """The two bridging segments when the hull of both parts has exactly two edges from one
+    part to the other, along each the two parts' outlines run on for at least
+    `EDGE_SUPPORT` of the gap, and the gap is a band (`BAND_SHARE`); else none."""
+    if len(hull_a) < 3 or len(hull_b) < 3:
+        return []
+    union = _convex_hull(np.concatenate([hull_a, hull_b]))
+    in_a = _member(union, hull_a)
+    bridges = [i for i in range(len(union)) if in_a[i] != in_a[(i + 1) % len(union)]]
+    if len(bridges) != 2:
+        return []
+    gaps, middles = [], []
+    for i in bridges:
+        p, q = union[i], union[(i + 1) % len(union)]
+        start, end = (out_a, out_b) if in_a[i] else (out_b, out_a)
+        gap = _supported_gap(p, q, start, end)
+        if gap is None:
+            return []
+        gaps.append(gap)
+        middles.append((p + q) / 2)
+    span = float(np.hypot(*(middles[0] - middles[1])))
+    if min(gaps) < BAND_SHARE * span:
+        return []
+    return [(union[i], union[(i + 1) % len(union)]) for i in bridges]
+
+
+def _member(points: FloatArray, of: FloatArray) -> BoolArray:
+    """Which rows of `points` are rows of `of`."""
+    same = (points[:, None, :] == of[None, :, :]).all(axis=2)
+    member: BoolArray = same.any(axis=1)
+    return member
+
+
+def _supported_gap(
+    p: FloatArray, q: FloatArray, near_p: FloatArray, near_q: FloatArray
+) -> float | None:
+    """The gap's length on segment p->q when the outline `near_p` runs along it from p and
+    `near_q` runs along it up to q, each for at least `EDGE_SUPPORT` of that gap and of its
+    own part's extent along the line; else None."""
+    direction = q - p
+    length = float(np.hypot(*direction))
+    if length < 1.0:
+        return None
+    unit = direction / length
+    normal = np.array([-unit[1], unit[0]])
+
+    def along(points: FloatArray) -> FloatArray:
+        rel = points - p
+        t = rel @ unit
+        on_line = (np.abs(rel @ normal) <= LINE_TOLERANCE) & (t >= -1.0) & (t <= length + 1.0)
+        found: FloatArray = t[on_line]
+        return found
+
+    t_p, t_q = along(near_p), along(near_q)
+    if len(t_p) == 0 or len(t_q) == 0:
+        return None
+    reach_p = float(t_p.max())
+    reach_q = length - float(t_q.min())
+    gap = length - reach_p - reach_q
+    if gap <= 1.0 or min(reach_p, reach_q) < EDGE_SUPPORT * gap:
+        return None
+    # A straight side, not a curve touching the line: a disc meets its tangent for a
+    # short stretch of its width near the line, a cone's piece along most of its side.
+    if reach_p < EDGE_SUPPORT * _side(near_p, p, unit, normal) or (
+        reach_q < EDGE_SUPPORT * _side(near_q, p, unit, normal)
+    ):
+        return None
+    return gap
+
+
+def _side(points: FloatArray, origin: FloatArray, unit: FloatArray, normal: FloatArray) -> float:
+    """The extent along `unit` of the outline `points` lying within `SIDE_DEPTH` pixels of
+    the line through `origin`: the length of the part's side facing the line."""
+    rel = points - origin
+    near = np.abs(rel @ normal) <= SIDE_DEPTH
+    return float(np.ptp(rel[near] @ unit)) if near.any() else 0.0
+
+
+def _draw_segment(out: BoolArray, p: FloatArray, q: FloatArray) -> None:
+    """Set the pixels on segment p->q (x, y pixel centres) in `out`, 4-connected so that
+    no 4-connected region crosses it. O(length)."""
+    steps = int(np.ceil(2 * np.abs(q - p).sum())) + 1
+    t = np.linspace(0.0, 1.0, steps)
+    xs = np.rint(p[0] + t * (q[0] - p[0])).astype(int)
+    ys = np.rint(p[1] + t * (q[1] - p[1])).astype(int)
+    h, w = out.shape
+    inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+    xs, ys = xs[inside], ys[inside]
+    out[ys, xs] = True
+    # Close diagonal steps: where consecutive pixels differ in both x and y, add the corner.
+    diagonal = (np.diff(xs) != 0) & (np.diff(ys) != 0)
+    out[ys[:-1][diagonal], xs[1:][diagonal]] = True
