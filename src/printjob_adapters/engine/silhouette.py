@@ -10,9 +10,11 @@ the shape of the design around it tells. The silhouette is the design mask
 2. with the bands between two stacked parts of one outline bridged (`stripe_bridges`): when
    the outer edges of two parts lie on one straight line on both sides of the gap between
    them, as the sides of a cone do across its stripes, that line is drawn in as outline.
-   Letters side by side do not qualify: their outlines meet the line joining them at a point
-   (a rounded top, a stem's end), not along it, and the slit between them is narrow for
-   its length.
+   The two lines must converge, as the sides of a tapering object do: letters side by side
+   do not qualify, as their outlines meet the line joining them at a point (a rounded top)
+   or, where they run along it (flat-topped stems), the top and bottom lines are parallel.
+   Stripes across an object with parallel sides (a striped pole) are not bridged for the
+   same reason: that is the price of never keeping the gaps of a word.
 
 Of the closed mask only what it encloses joins the silhouette, never the closing's own
 bridges: the gap between two letters is closed but encloses nothing, so it stays outside.
@@ -46,13 +48,21 @@ BRIDGE_MIN_SHARE = 0.01
 #: of a slanted edge stay within it).
 EDGE_SUPPORT = 0.4
 LINE_TOLERANCE = 2.5
+#: Depth (pixels) peeled off the design before it is split into parts for bridging.
+CORE_DEPTH = 1.5
+#: The sides of a gap: outline points within this many times the gap's width of the other
+#: part (`_facing`), from at most `FACING_POINTS` points per part.
+FACING = 1.8
+FACING_POINTS = 1500
+#: Least angle (degrees) between the two bridging lines: the sides of a tapering object.
+MIN_CONVERGENCE = 5.0
 #: Depth (pixels) of a part's side facing a bridging line, measured to tell a straight
 #: side (its whole length lies along the line) from a curve touching it.
 SIDE_DEPTH = 20.0
 #: The gap must be at least this share of the distance between the two bridging lines: a
 #: band across the design, not a slit between two letters of a word (a slit up to
 #: `2 * closing_radius` is closed anyway).
-BAND_SHARE = 0.25
+BAND_SHARE = 0.1
 
 
 def closing_radius(design: BoolArray) -> int:
@@ -128,7 +138,12 @@ def stripe_bridges(design: BoolArray) -> BoolArray:
     straight line on both sides of the gap (module docstring), as one mask. Cost: O(N) to
     label the parts, O(P²·h) hulls over the P <= `BRIDGE_PARTS` largest parts with h hull
     vertices, and a half-plane test over each bridged pair's bounding box."""
-    parts, count = label_components(design, diagonal=True)
+    from scipy import ndimage
+
+    # The parts' cores: JPEG noise or anti-aliasing may tie two parts together across a
+    # stripe with a thread a pixel or two wide; the cores keep them apart.
+    core = ndimage.distance_transform_edt(design) > CORE_DEPTH
+    parts, count = label_components(core, diagonal=True)
     out = np.zeros_like(design)
     if count < 2:
         return out
@@ -137,12 +152,26 @@ def stripe_bridges(design: BoolArray) -> BoolArray:
     order = np.argsort(area)[::-1][:BRIDGE_PARTS]
     order = order[area[order] >= max(16, BRIDGE_MIN_SHARE * area.sum())]
     outlines = [_outline_points(parts, int(i)) for i in order]
-    hulls = [_convex_hull(points) for points in outlines]
     for a in range(len(order)):
         for b in range(a + 1, len(order)):
-            for p, q in _stacked(hulls[a], hulls[b], outlines[a], outlines[b]):
+            near_a, near_b = _facing(outlines[a], outlines[b])
+            hull_a, hull_b = _convex_hull(near_a), _convex_hull(near_b)
+            for p, q in _stacked(hull_a, hull_b, near_a, near_b):
                 _draw_segment(out, p, q)
     return out
+
+
+def _facing(out_a: FloatArray, out_b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The outline points of each part within `FACING` times the parts' closest approach of
+    the other part: the two sides of the gap between them, without the far parts of either
+    (the wide foot of a cone, which would hide the line of its sides). O(n·m) over outline
+    points, thinned to at most `FACING_POINTS` per part."""
+    a = out_a[:: max(1, len(out_a) // FACING_POINTS)]
+    b = out_b[:: max(1, len(out_b) // FACING_POINTS)]
+    distance = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    to_b, to_a = distance.min(axis=1), distance.min(axis=0)
+    reach = FACING * max(float(to_b.min()), 1.0)
+    return a[to_b <= reach], b[to_a <= reach]
 
 
 def _outline_points(parts: IntArray, index: int) -> FloatArray:
@@ -210,9 +239,19 @@ def _stacked(
         gaps.append(gap)
         middles.append((p + q) / 2)
     span = float(np.hypot(*(middles[0] - middles[1])))
-    if min(gaps) < BAND_SHARE * span:
+    if min(gaps) < BAND_SHARE * span or not _converging(union, bridges):
         return []
     return [(union[i], union[(i + 1) % len(union)]) for i in bridges]
+
+
+def _converging(hull: FloatArray, bridges: list[int]) -> bool:
+    """Whether the two bridging edges of `hull` meet at an angle of `MIN_CONVERGENCE`
+    degrees or more: the sides of a tapering object (a cone), not the top and bottom lines
+    of a row of letters, which are parallel."""
+    directions = [hull[(i + 1) % len(hull)] - hull[i] for i in bridges]
+    a, b = (d / np.hypot(*d) for d in directions)
+    sine = abs(float(a[0] * b[1] - a[1] * b[0]))
+    return bool(sine >= np.sin(np.deg2rad(MIN_CONVERGENCE)))
 
 
 def _member(points: FloatArray, of: FloatArray) -> BoolArray:
@@ -237,17 +276,16 @@ def _supported_gap(
 
     def along(points: FloatArray) -> FloatArray:
         rel = points - p
-        t = rel @ unit
-        on_line = (np.abs(rel @ normal) <= LINE_TOLERANCE) & (t >= -1.0) & (t <= length + 1.0)
-        found: FloatArray = t[on_line]
+        found: FloatArray = (rel @ unit)[np.abs(rel @ normal) <= LINE_TOLERANCE]
         return found
 
+    # The line may pass a part's corner next to the gap (a hull vertex a fraction of a
+    # pixel proud of the side), so each part's run along it is measured both ways.
     t_p, t_q = along(near_p), along(near_q)
     if len(t_p) == 0 or len(t_q) == 0:
         return None
-    reach_p = float(t_p.max())
-    reach_q = length - float(t_q.min())
-    gap = length - reach_p - reach_q
+    reach_p, reach_q = float(np.ptp(t_p)), float(np.ptp(t_q))
+    gap = float(t_q.min() - t_p.max())
     if gap <= 1.0 or min(reach_p, reach_q) < EDGE_SUPPORT * gap:
         return None
     # A straight side, not a curve touching the line: a disc meets its tangent for a
