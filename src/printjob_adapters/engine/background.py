@@ -57,6 +57,8 @@ GRADIENT_RANGE = 96.0
 #: pixels of that background each samples.
 REFITS = 2
 REFIT_SAMPLE = 20000
+#: A refit that adds fewer matching pixels than this share of the image is not followed.
+REFIT_GROWTH = 0.001
 #: A simpler background surface is preferred while it fits this share of the border pixels
 #: the best surface fits (a flat colour over a quadratic that bends to the design).
 SIMPLER_SHARE = 0.9
@@ -125,10 +127,10 @@ def remove_background(labels: IntArray, rgba: npt.NDArray[np.uint8] | None = Non
     background = _surrounding(labels, matches, own_label)
     for _ in range(REFITS if rgba is not None and background.any() else 0):
         assert rgba is not None
-        followed = _follow_gradient(labels, rgba, background, own_label)
-        if followed.sum() <= background.sum():
+        followed = _follow_gradient(labels, rgba, background, own_label, matches)
+        if followed is None:
             break
-        background = followed
+        background, matches = followed
     if background.any():
         pale = None if rgba is None else _pale(labels, rgba)
         background |= _specks(labels >= 0, background, pale)
@@ -185,13 +187,18 @@ def _colour_background(
 
 
 def _follow_gradient(
-    labels: IntArray, rgba: npt.NDArray[np.uint8], background: BoolArray, own_label: int
-) -> BoolArray:
-    """The background once more, from a surface fitted to the background found so far rather
-    than to the border alone: a radial gradient whose centre hides behind the design is flat
-    along the border but lighter near the design. Keeps the first answer when the refitted
-    surface is not gentle. Cost: about that of the first pass again (`REFITS` at most,
-    while the background grows)."""
+    labels: IntArray,
+    rgba: npt.NDArray[np.uint8],
+    background: BoolArray,
+    own_label: int,
+    matches: BoolArray,
+) -> tuple[BoolArray, BoolArray] | None:
+    """The background once more (and the pixels matching it), from a surface fitted to the
+    background found so far rather than to the border alone: a radial gradient whose centre
+    hides behind the design is flat along the border but lighter near the design. None when
+    the refitted surface is not gentle or matches fewer than `REFIT_GROWTH` of the image's
+    pixels more than `matches` did (a flat background: nothing to follow). Cost: O(N) for
+    the distances, and when the match grows about that of the first pass again."""
     ys, xs = np.nonzero(background)
     step = max(1, len(ys) // REFIT_SAMPLE)
     ys, xs = ys[::step], xs[::step]
@@ -202,14 +209,17 @@ def _follow_gradient(
         np.linalg.lstsq(basis, colours, rcond=None)[0], dtype=np.float64
     )
     if not _gentle(_basis(*border_coordinates(h, w), h, w), coefficients):
-        return background
+        return None
     coefficients, tolerance, _ = _with_tolerance(basis, coefficients, colours)
     distance = _distance_to_surface(rgba, coefficients)
-    matches = (distance <= tolerance) | (
+    refitted = (distance <= tolerance) | (
         (labels == own_label) & (distance <= FRINGE_REACH * tolerance)
     )
-    matches &= labels >= 0
-    return background | _surrounding(labels, matches, own_label)
+    refitted = (refitted & (labels >= 0)) | matches
+    if (refitted & ~matches).sum() < REFIT_GROWTH * refitted.size:
+        return None
+    grown = background | _surrounding(labels, refitted, own_label)
+    return (grown, refitted) if grown.sum() > background.sum() else None
 
 
 def _basis(ys: npt.NDArray[Any], xs: npt.NDArray[Any], h: int, w: int) -> FloatArray:
@@ -378,7 +388,7 @@ def _specks(opaque: BoolArray, left_out: BoolArray, pale: BoolArray | None = Non
     if tiny.sum() > SPECK_SHARE * design.sum():
         return np.zeros_like(design)
     large = design & ~tiny
-    shield = design_silhouette(large)
+    shield = design_silhouette(large, bridges=False)
     reach = SPECK_GAP * _radius_of(large)
     near = ndimage.distance_transform_edt(~shield) <= reach
     far_parts = np.bincount(parts[tiny & ~near], minlength=count + 1) > 0
