@@ -77,6 +77,9 @@ SPECK_GAP = 2
 #: A speck within this many colour tolerances of the background is removed wherever it is
 #: on the background (paper grain, JPEG noise), not only far from the design.
 PALE_REACH = 4.0
+#: A pale speck may be this many times larger than a speck (the brightest spot of a radial
+#: gradient that the background surface does not quite reach).
+PALE_SPECK = 8
 #: Specks are removed only while they add up to at most this share of the design.
 SPECK_SHARE = 0.05
 
@@ -123,16 +126,15 @@ def remove_background(labels: IntArray, rgba: npt.NDArray[np.uint8] | None = Non
     found = _label_background(labels, ring) if rgba is None else _colour_background(labels, rgba)
     if found is None:
         return Removal(labels=labels, removed=False)
-    matches, own_label = found
+    matches, own_label, pale = found
     background = _surrounding(labels, matches, own_label)
     for _ in range(REFITS if rgba is not None and background.any() else 0):
         assert rgba is not None
         followed = _follow_gradient(labels, rgba, background, own_label, matches)
         if followed is None:
             break
-        background, matches = followed
+        background, matches, pale = followed
     if background.any():
-        pale = None if rgba is None else _pale(labels, rgba)
         background |= _specks(labels >= 0, background, pale)
     return _result(labels, rgba, background)
 
@@ -149,24 +151,28 @@ def _transparent_background(labels: IntArray) -> Removal:
     return Removal(labels=labels, removed=bool(void.any()))
 
 
-def _label_background(labels: IntArray, ring: IntArray) -> tuple[BoolArray, int] | None:
-    """Pixels of the border's majority label and that label, or None when no label holds
-    half the border."""
+def _label_background(
+    labels: IntArray, ring: IntArray
+) -> tuple[BoolArray, int, BoolArray | None] | None:
+    """Pixels of the border's majority label and that label (no pale pixels: colours are not
+    known), or None when no label holds half the border."""
     counts = np.bincount(ring[ring >= 0])
     index = int(np.argmax(counts))
     if counts[index] < BORDER_MAJORITY * len(ring):
         return None
     matches: BoolArray = labels == index
-    return matches, index
+    return matches, index, None
 
 
 def _colour_background(
     labels: IntArray, rgba: npt.NDArray[np.uint8]
-) -> tuple[BoolArray, int] | None:
+) -> tuple[BoolArray, int, BoolArray] | None:
     """Pixels whose colour lies within tolerance of the background surface fitted to the
-    border (see `fit_surface`), and the label most of the fitting border pixels have; None
-    when at least half the border fits no smooth surface. Pixels of that label join within
-    `FRINGE_REACH` tolerances. Cost: O(N) (one float32 distance per pixel)."""
+    border (see `fit_surface`), the label most of the fitting border pixels have, and the
+    pale pixels (within `PALE_REACH` tolerances: paper grain and JPEG noise a little too far
+    from the background's colour to match it); None when at least half the border fits no
+    smooth surface. Pixels of that label join within `FRINGE_REACH` tolerances.
+    Cost: O(N) (one float32 distance per pixel)."""
     h, w = labels.shape
     ys, xs = border_coordinates(h, w)
     ring_labels = border_pixels(labels)
@@ -183,7 +189,7 @@ def _colour_background(
     majority = int(np.bincount(ring_labels[opaque][inliers]).argmax())
     matches |= (labels == majority) & (distance <= FRINGE_REACH * tolerance)
     matches &= labels >= 0
-    return matches, majority
+    return matches, majority, distance <= PALE_REACH * tolerance
 
 
 def _follow_gradient(
@@ -192,13 +198,14 @@ def _follow_gradient(
     background: BoolArray,
     own_label: int,
     matches: BoolArray,
-) -> tuple[BoolArray, BoolArray] | None:
-    """The background once more (and the pixels matching it), from a surface fitted to the
-    background found so far rather than to the border alone: a radial gradient whose centre
-    hides behind the design is flat along the border but lighter near the design. None when
-    the refitted surface is not gentle or matches fewer than `REFIT_GROWTH` of the image's
-    pixels more than `matches` did (a flat background: nothing to follow). Cost: O(N) for
-    the distances, and when the match grows about that of the first pass again."""
+) -> tuple[BoolArray, BoolArray, BoolArray] | None:
+    """The background once more (with the pixels matching it and the pale ones), from a
+    surface fitted to the background found so far rather than to the border alone: a radial
+    gradient whose centre hides behind the design is flat along the border but lighter near
+    the design. None when the refitted surface is not gentle or matches fewer than
+    `REFIT_GROWTH` of the image's pixels more than `matches` did (a flat background: nothing
+    to follow). Cost: O(N) for the distances, and when the match grows about that of the
+    first pass again."""
     ys, xs = np.nonzero(background)
     step = max(1, len(ys) // REFIT_SAMPLE)
     ys, xs = ys[::step], xs[::step]
@@ -219,7 +226,9 @@ def _follow_gradient(
     if (refitted & ~matches).sum() < REFIT_GROWTH * refitted.size:
         return None
     grown = background | _surrounding(labels, refitted, own_label)
-    return (grown, refitted) if grown.sum() > background.sum() else None
+    if grown.sum() <= background.sum():
+        return None
+    return grown, refitted, distance <= PALE_REACH * tolerance
 
 
 def _basis(ys: npt.NDArray[Any], xs: npt.NDArray[Any], h: int, w: int) -> FloatArray:
@@ -353,25 +362,12 @@ def speck_area(shape: tuple[int, ...]) -> int:
     return max(12, int(shape[0]) * int(shape[1]) // 20000)
 
 
-def _pale(labels: IntArray, rgba: npt.NDArray[np.uint8]) -> BoolArray | None:
-    """Pixels within `PALE_REACH` tolerances of the border's surface: paper grain and JPEG
-    noise a little too far from the background's colour to match it."""
-    h, w = labels.shape
-    ys, xs = border_coordinates(h, w)
-    opaque = border_pixels(labels) >= 0
-    colours = rgba[ys[opaque], xs[opaque], :3].astype(np.float64)
-    fit = fit_surface(ys[opaque], xs[opaque], colours, h, w)
-    if fit is None:
-        return None
-    pale: BoolArray = _distance_to_surface(rgba, fit[0]) <= PALE_REACH * fit[1]
-    return pale
-
-
 def _specks(opaque: BoolArray, left_out: BoolArray, pale: BoolArray | None = None) -> BoolArray:
     """Small design components inside `left_out` that are far from the rest of the design,
-    or (when `pale` is given) mostly pale, near the background's colour (see the module
-    docstring); nothing when they would be more than `SPECK_SHARE` of the design or there
-    is no larger design to be far from. Cost: O(N), two distance transforms."""
+    or (when `pale` is given) mostly pale, near the background's colour, and up to
+    `PALE_SPECK` times larger (see the module docstring); nothing when they would be more
+    than `SPECK_SHARE` of the design or there is no larger design to be far from.
+    Cost: O(N), two distance transforms."""
     from scipy import ndimage
 
     design = opaque & ~left_out
@@ -395,8 +391,8 @@ def _specks(opaque: BoolArray, left_out: BoolArray, pale: BoolArray | None = Non
     near_parts = np.bincount(parts[tiny & near], minlength=count + 1) > 0
     specks = small & far_parts & ~near_parts
     if pale is not None:
-        pale_count = np.bincount(parts[tiny & pale], minlength=count + 1)
-        specks |= small & (2 * pale_count > area)
+        pale_count = np.bincount(parts[pale & design], minlength=count + 1)
+        specks |= (area <= PALE_SPECK * speck_area(design.shape)) & (2 * pale_count > area)
     specks[0] = False
     result: BoolArray = specks[parts]
     return result
