@@ -36,6 +36,7 @@ import numpy.typing as npt
 from printjob_adapters.engine.silhouette import (
     border_contacts,
     design_silhouette,
+    distance_to,
     label_components,
 )
 
@@ -116,7 +117,7 @@ def remove_background(labels: IntArray, rgba: npt.NDArray[np.uint8] | None = Non
     exactly what). `rgba` is the decoded image (uint8 (H, W, 4)); without it, colours are
     compared by label only (the background is the border's majority label).
 
-    Cost: O(N) array passes (one colour distance per pixel, two Euclidean distance
+    Cost: O(N) array passes (one colour distance per pixel, a few chamfer distance
     transforms, a few component labellings), plus O(K²) convex hulls over the K <= 12
     largest design parts for the stripe bridging.
     """
@@ -126,11 +127,11 @@ def remove_background(labels: IntArray, rgba: npt.NDArray[np.uint8] | None = Non
     found = _label_background(labels, ring) if rgba is None else _colour_background(labels, rgba)
     if found is None:
         return Removal(labels=labels, removed=False)
-    matches, own_label, pale = found
+    matches, own_label, pale, tolerance = found
     background = _surrounding(labels, matches, own_label)
     for _ in range(REFITS if rgba is not None and background.any() else 0):
         assert rgba is not None
-        followed = _follow_gradient(labels, rgba, background, own_label, matches)
+        followed = _follow_gradient(labels, rgba, background, own_label, matches, tolerance)
         if followed is None:
             break
         background, matches, pale = followed
@@ -153,7 +154,7 @@ def _transparent_background(labels: IntArray) -> Removal:
 
 def _label_background(
     labels: IntArray, ring: IntArray
-) -> tuple[BoolArray, int, BoolArray | None] | None:
+) -> tuple[BoolArray, int, BoolArray | None, float] | None:
     """Pixels of the border's majority label and that label (no pale pixels: colours are not
     known), or None when no label holds half the border."""
     counts = np.bincount(ring[ring >= 0])
@@ -161,17 +162,18 @@ def _label_background(
     if counts[index] < BORDER_MAJORITY * len(ring):
         return None
     matches: BoolArray = labels == index
-    return matches, index, None
+    return matches, index, None, 0.0
 
 
 def _colour_background(
     labels: IntArray, rgba: npt.NDArray[np.uint8]
-) -> tuple[BoolArray, int, BoolArray] | None:
+) -> tuple[BoolArray, int, BoolArray, float] | None:
     """Pixels whose colour lies within tolerance of the background surface fitted to the
-    border (see `fit_surface`), the label most of the fitting border pixels have, and the
+    border (see `fit_surface`), the label most of the fitting border pixels have, the
     pale pixels (within `PALE_REACH` tolerances: paper grain and JPEG noise a little too far
-    from the background's colour to match it); None when at least half the border fits no
-    smooth surface. Pixels of that label join within `FRINGE_REACH` tolerances.
+    from the background's colour to match it) and the tolerance; None when at least half
+    the border fits no smooth surface. Pixels of that label join within `FRINGE_REACH`
+    tolerances.
     Cost: O(N) (one float32 distance per pixel)."""
     h, w = labels.shape
     ys, xs = border_coordinates(h, w)
@@ -189,7 +191,7 @@ def _colour_background(
     majority = int(np.bincount(ring_labels[opaque][inliers]).argmax())
     matches |= (labels == majority) & (distance <= FRINGE_REACH * tolerance)
     matches &= labels >= 0
-    return matches, majority, distance <= PALE_REACH * tolerance
+    return matches, majority, distance <= PALE_REACH * tolerance, tolerance
 
 
 def _follow_gradient(
@@ -198,6 +200,7 @@ def _follow_gradient(
     background: BoolArray,
     own_label: int,
     matches: BoolArray,
+    first_tolerance: float,
 ) -> tuple[BoolArray, BoolArray, BoolArray] | None:
     """The background once more (with the pixels matching it and the pale ones), from a
     surface fitted to the background found so far rather than to the border alone: a radial
@@ -218,6 +221,9 @@ def _follow_gradient(
     if not _gentle(_basis(*border_coordinates(h, w), h, w), coefficients):
         return None
     coefficients, tolerance, _ = _with_tolerance(basis, coefficients, colours)
+    # Never looser than the border's own tolerance: a refit follows the gradient, it does
+    # not widen the background's colour into the design's light tints.
+    tolerance = min(tolerance, first_tolerance)
     distance = _distance_to_surface(rgba, coefficients)
     refitted = (distance <= tolerance) | (
         (labels == own_label) & (distance <= FRINGE_REACH * tolerance)
@@ -367,9 +373,7 @@ def _specks(opaque: BoolArray, left_out: BoolArray, pale: BoolArray | None = Non
     or (when `pale` is given) mostly pale, near the background's colour, and up to
     `PALE_SPECK` times larger (see the module docstring); nothing when they would be more
     than `SPECK_SHARE` of the design or there is no larger design to be far from.
-    Cost: O(N), two distance transforms."""
-    from scipy import ndimage
-
+    Cost: O(N), a few chamfer distance transforms."""
     design = opaque & ~left_out
     parts, count = label_components(design, diagonal=True)
     if count < 2:
@@ -386,9 +390,9 @@ def _specks(opaque: BoolArray, left_out: BoolArray, pale: BoolArray | None = Non
     large = design & ~tiny
     shield = design_silhouette(large, bridges=False)
     reach = SPECK_GAP * _radius_of(large)
-    near = ndimage.distance_transform_edt(~shield) <= reach
-    far_parts = np.bincount(parts[tiny & ~near], minlength=count + 1) > 0
-    near_parts = np.bincount(parts[tiny & near], minlength=count + 1) > 0
+    close = distance_to(shield) <= reach
+    far_parts = np.bincount(parts[tiny & ~close], minlength=count + 1) > 0
+    near_parts = np.bincount(parts[tiny & close], minlength=count + 1) > 0
     specks = small & far_parts & ~near_parts
     if pale is not None:
         pale_count = np.bincount(parts[pale & design], minlength=count + 1)

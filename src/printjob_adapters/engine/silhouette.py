@@ -48,8 +48,9 @@ BRIDGE_MIN_SHARE = 0.01
 #: of a slanted edge stay within it).
 EDGE_SUPPORT = 0.4
 LINE_TOLERANCE = 2.5
-#: Depth (pixels) peeled off the design before it is split into parts for bridging.
-CORE_DEPTH = 1.5
+#: Depth (pixels) peeled off the design before it is split into parts for bridging (one
+#: ring of 8 neighbours).
+CORE_DEPTH = 1
 #: The sides of a gap: outline points within this many times the gap's width of the other
 #: part (`_facing`), from at most `FACING_POINTS` points per part.
 FACING = 1.8
@@ -82,7 +83,7 @@ def design_silhouette(design: BoolArray, bridges: bool = True) -> BoolArray:
     are not part of it, so a gap between two letters (closed, but enclosing nothing) stays
     outside; its pixels go to the enclosed region or the outside, whichever is nearer.
     `bridges=False` leaves the stripe bridging out (a cheaper, rougher silhouette).
-    Cost: O(N) for up to four Euclidean distance transforms and a hole filling, plus the
+    Cost: O(N) for up to six chamfer distance transforms and a hole filling, plus the
     stripe bridging (`stripe_bridges`)."""
     from scipy import ndimage
 
@@ -91,8 +92,8 @@ def design_silhouette(design: BoolArray, bridges: bool = True) -> BoolArray:
     radius = closing_radius(design)
     pad = radius + 1
     padded = np.pad(design | stripe_bridges(design) if bridges else design, pad)
-    grown = ndimage.distance_transform_edt(~padded) <= radius
-    closed = ndimage.distance_transform_edt(grown) > radius
+    grown = near(padded, radius)
+    closed = ~near(~grown, radius)
     closed = closed[pad:-pad, pad:-pad] | design
     filled = ndimage.binary_fill_holes(closed)
     enclosed = filled & ~closed
@@ -100,11 +101,32 @@ def design_silhouette(design: BoolArray, bridges: bool = True) -> BoolArray:
     if enclosed.any() and between.any():
         # The closing's bridges split between the enclosed region and the outside, each
         # pixel to the nearer, so an enclosed region keeps its corners up to the bridge.
-        to_outside = ndimage.distance_transform_edt(filled)
-        to_enclosed = ndimage.distance_transform_edt(~enclosed)
+        to_outside = distance_to(~filled)
+        to_enclosed = distance_to(enclosed)
         enclosed |= between & (to_enclosed < to_outside)
     silhouette: BoolArray = design | enclosed
     return silhouette
+
+
+def distance_to(mask: BoolArray, metric: str = "taxicab") -> IntArray:
+    """Chamfer distance (pixel steps, `metric` "taxicab" or "chessboard") from every pixel
+    to the nearest True pixel of `mask`; larger than the image where `mask` is empty.
+    O(N), some ten times faster than SciPy's Euclidean transform."""
+    from scipy import ndimage
+
+    if not mask.any():
+        return np.full(mask.shape, sum(mask.shape) + 1, dtype=np.int32)
+    steps: IntArray = ndimage.distance_transform_cdt(~mask, metric=metric).astype(np.int32)
+    return steps
+
+
+def near(mask: BoolArray, radius: int) -> BoolArray:
+    """Pixels within `radius` of `mask` under an octagon (at most `radius` steps by
+    chessboard and 1.5 `radius` by taxicab): the mask dilated by a near-disc. O(N)."""
+    within: BoolArray = (distance_to(mask, "chessboard") <= radius) & (
+        distance_to(mask) <= 1.5 * radius
+    )
+    return within
 
 
 def label_components(mask: BoolArray, diagonal: bool = False) -> tuple[IntArray, int]:
@@ -139,11 +161,9 @@ def stripe_bridges(design: BoolArray) -> BoolArray:
     straight line on both sides of the gap (module docstring), as one mask. Cost: O(N) to
     label the parts, O(P²·h) hulls over the P <= `BRIDGE_PARTS` largest parts with h hull
     vertices, and a half-plane test over each bridged pair's bounding box."""
-    from scipy import ndimage
-
     # The parts' cores: JPEG noise or anti-aliasing may tie two parts together across a
     # stripe with a thread a pixel or two wide; the cores keep them apart.
-    core = ndimage.distance_transform_edt(design) > CORE_DEPTH
+    core = distance_to(~design, "chessboard") > CORE_DEPTH
     parts, count = label_components(core, diagonal=True)
     out = np.zeros_like(design)
     if count < 2:
