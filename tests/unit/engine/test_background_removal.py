@@ -20,7 +20,7 @@ from printjob_adapters.engine import TraceOptions, trace
 from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.segmentation import Segmentation, segment
-from tests.unit.engine.hard_synthetic import jpeg, linear_gradient, radial_gradient, stamp
+from tests.unit.engine.hard_synthetic import font, jpeg, linear_gradient, radial_gradient, stamp
 from tests.unit.engine.hard_synthetic import white_in_artwork as striped_cone
 
 Mask = npt.NDArray[np.bool_]
@@ -113,6 +113,26 @@ def test_white_inside_an_outline_that_runs_off_the_border_stays(quality: int | N
     assert seg.background_removed
     assert left[white_inside].mean() >= 0.99
     assert left[background].mean() <= 0.01
+
+
+@pytest.mark.parametrize(
+    ("text", "pixels", "bold"), [("HILL MINT", 60, True), ("Illinois 1111", 48, False)]
+)
+def test_the_gaps_between_letters_go(text: str, pixels: int, bold: bool) -> None:
+    # Flat-topped stems side by side line up like the pieces of a cone, but along parallel
+    # lines: never bridged, so no white is kept between the letters.
+    image = Image.new("RGB", (int(pixels * len(text) * 0.75) + 40, int(pixels * 1.6)), "white")
+    ImageDraw.Draw(image).text((20, 10), text, fill=(20, 40, 160), font=font(pixels, bold=bold))
+    ink = np.asarray(image.convert("L")) < 200
+    seg = removed(image)
+    left = kept(seg)
+    drawn = segment(np.asarray(image.convert("RGBA")).copy(), None, Background.KEEP, Checkpoint())
+    traced_ink = shrunk(ink, 1) & (drawn.palette.sum(axis=1) < 600)[drawn.labels]
+
+    assert seg.background_removed
+    assert traced_ink.sum() >= 0.95 * shrunk(ink, 1).sum()
+    assert left[traced_ink].all()
+    assert left[~grown(ndimage.binary_fill_holes(ink), 2)].sum() == 0
 
 
 # --- Specks --------------------------------------------------------------------------
