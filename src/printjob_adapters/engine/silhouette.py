@@ -44,10 +44,11 @@ RADIUS_BOUNDS = (1, 12)
 BRIDGE_PARTS = 12
 BRIDGE_MIN_SHARE = 0.01
 #: Both outer edges must run along the bridging line for at least this share of the gap's
-#: length on each side, within `LINE_TOLERANCE` pixels of it (JPEG noise and the pixel steps
-#: of a slanted edge stay within it).
+#: length on each side, within `LINE_TOLERANCE` pixels of it or `LINE_SLACK` of the line's
+#: length if more (JPEG noise, blur and the pixel steps of a slanted edge stay within it).
 EDGE_SUPPORT = 0.4
 LINE_TOLERANCE = 2.5
+LINE_SLACK = 0.01
 #: Depth (pixels) peeled off the design before it is split into parts for bridging (one
 #: ring of 8 neighbours).
 CORE_DEPTH = 1
@@ -57,9 +58,10 @@ FACING = 1.8
 FACING_POINTS = 600
 #: Least angle (degrees) between the two bridging lines: the sides of a tapering object.
 MIN_CONVERGENCE = 5.0
-#: Depth (pixels) of a part's side facing a bridging line, measured to tell a straight
-#: side (its whole length lies along the line) from a curve touching it.
-SIDE_DEPTH = 20.0
+#: Depth, in line tolerances, of a part's side facing a bridging line, measured to tell a
+#: straight side (its whole length lies along the line) from a curve touching it (20 px at
+#: the least tolerance).
+SIDE_DEPTH = 8.0
 #: The gap must be at least this share of the distance between the two bridging lines: a
 #: band across the design, not a slit between two letters of a word (a slit up to
 #: `2 * closing_radius` is closed anyway).
@@ -294,10 +296,11 @@ def _supported_gap(
         return None
     unit = direction / length
     normal = np.array([-unit[1], unit[0]])
+    tolerance = max(LINE_TOLERANCE, LINE_SLACK * length)
 
     def along(points: FloatArray) -> FloatArray:
         rel = points - p
-        found: FloatArray = (rel @ unit)[np.abs(rel @ normal) <= LINE_TOLERANCE]
+        found: FloatArray = (rel @ unit)[np.abs(rel @ normal) <= tolerance]
         return found
 
     # The line may pass a part's corner next to the gap (a hull vertex a fraction of a
@@ -311,18 +314,21 @@ def _supported_gap(
         return None
     # A straight side, not a curve touching the line: a disc meets its tangent for a
     # short stretch of its width near the line, a cone's piece along most of its side.
-    if reach_p < EDGE_SUPPORT * _side(near_p, p, unit, normal) or (
-        reach_q < EDGE_SUPPORT * _side(near_q, p, unit, normal)
+    depth = SIDE_DEPTH * tolerance
+    if reach_p < EDGE_SUPPORT * _side(near_p, p, unit, normal, depth) or (
+        reach_q < EDGE_SUPPORT * _side(near_q, p, unit, normal, depth)
     ):
         return None
     return gap
 
 
-def _side(points: FloatArray, origin: FloatArray, unit: FloatArray, normal: FloatArray) -> float:
-    """The extent along `unit` of the outline `points` lying within `SIDE_DEPTH` pixels of
-    the line through `origin`: the length of the part's side facing the line."""
+def _side(
+    points: FloatArray, origin: FloatArray, unit: FloatArray, normal: FloatArray, depth: float
+) -> float:
+    """The extent along `unit` of the outline `points` lying within `depth` pixels of the
+    line through `origin`: the length of the part's side facing the line."""
     rel = points - origin
-    near = np.abs(rel @ normal) <= SIDE_DEPTH
+    near = np.abs(rel @ normal) <= depth
     return float(np.ptp(rel[near] @ unit)) if near.any() else 0.0
 
 

@@ -65,6 +65,7 @@ def assert_one_piece(mask: Mask) -> None:
         ((200, 220), 3, 60),
         ((400, 300), 1, 70),
         ((260, 240), 3, 80),
+        ((760, 820), 3, 75),
     ],
 )
 def test_white_stripes_of_a_cone_stay(
