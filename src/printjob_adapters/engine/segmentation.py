@@ -116,10 +116,10 @@ def segment(
     labels, palette = _compact(labels, palette, used)
     removed, removed_colour = False, None
     if background is Background.REMOVE:
-        result = remove_background(labels)
+        result = remove_background(labels, rgba)
         removed = result.removed
-        if result.index is not None:
-            removed_colour = palette[result.index].copy()
+        if result.colour is not None:
+            removed_colour = result.colour
         labels, palette = _compact(result.labels, palette)
     checkpoint(1.0)
     return Segmentation(

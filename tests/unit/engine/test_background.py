@@ -7,13 +7,18 @@ import numpy as np
 from printjob_adapters.engine.background import remove_background
 
 
-def test_border_majority_colour_removed_with_enclosed_islands() -> None:
+def test_border_majority_colour_removed_enclosed_islands_kept() -> None:
+    # Design decision 13: only what surrounds the design goes; an enclosed island of the
+    # background's colour is part of the design (no holes punched in a subject).
     labels = np.zeros((20, 20), np.int32)
     labels[4:16, 4:16] = 1
     labels[8:12, 8:12] = 0  # counter inside the shape
     out = remove_background(labels)
     assert out.removed and out.index == 0
-    assert (out.labels[labels == 0] == -1).all()
+    outside = labels == 0
+    outside[8:12, 8:12] = False
+    assert (out.labels[outside] == -1).all()
+    assert (out.labels[8:12, 8:12] == 0).all()
     assert (out.labels[labels == 1] == 1).all()
 
 
