@@ -167,6 +167,7 @@ class Settings:
     @property
     def signup_open(self) -> bool:
         return self.signup == SIGNUP_OPEN
+
     #: Seconds a connection has for its request line and headers.
     header_timeout_seconds: float = 10.0
     #: A request body must bring `body_min_bytes` every `body_window_seconds`, or the
