@@ -255,3 +255,31 @@ def test_argon2_hashes_are_argon2id_salted_and_verified() -> None:
     assert hasher.verify(first, "a long passphrase")
     assert not hasher.verify(first, "a long passphrasE")
     assert not hasher.verify("not a hash", "a long passphrase")
+
+
+def test_connection_bounds_default_and_reach_the_protocol() -> None:
+    from printjob_http.protocol import ConnectionLimits
+    from printjob_http.server import connection_limits
+
+    assert connection_limits(Settings.from_env({})) == ConnectionLimits()
+    settings = Settings.from_env(
+        {
+            "PRINTJOB_HEADER_TIMEOUT_SECONDS": "2.5",
+            "PRINTJOB_BODY_WINDOW_SECONDS": "3",
+            "PRINTJOB_BODY_MIN_BYTES": "1000",
+            "PRINTJOB_KEEPALIVE_TIMEOUT_SECONDS": "4",
+            "PRINTJOB_KEEPALIVE_MAX": "7",
+            "PRINTJOB_WRITE_TIMEOUT_SECONDS": "6",
+        }
+    )
+    assert connection_limits(settings) == ConnectionLimits(
+        head_seconds=2.5,
+        body_window_seconds=3.0,
+        body_min_bytes=1000,
+        keepalive_seconds=4.0,
+        keepalive_max=7,
+        write_seconds=6.0,
+    )
+    for name in ("PRINTJOB_HEADER_TIMEOUT_SECONDS", "PRINTJOB_KEEPALIVE_MAX"):
+        with pytest.raises(SettingsError, match=name):
+            Settings.from_env({name: "0"})
