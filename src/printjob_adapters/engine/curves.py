@@ -22,8 +22,9 @@ one concatenated array given by offsets. Fitting runs in four parts:
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
    shared at the joins, so runs are smooth (G1) between corners.
 
-Cost: O(points) for parts 1-3 (plus a Python loop over the rare clusters of corner
-candidates closer than the chord span); part 4 tries O(log(run length)) candidates per
+Cost: O(points) for parts 1-3 (plus a Python loop over the clusters of corner
+candidates closer than the chord span, O(candidates log candidates), see `_thin_one`);
+part 4 tries O(log(run length)) candidates per
 piece, and every try is whole-array work over all unfinished runs at once, on at most
 `FIT_POINTS` points per run.
 """
@@ -595,8 +596,9 @@ def _thin_corners(
     Only candidates within the span of each other interact, so candidates fall into
     independent clusters (chains of neighbours closer than the span; on a closed edge
     also across its start). A lone candidate stays; of a pair the stronger stays, and
-    the weaker too if both are sharp; larger clusters (rare) are decided one candidate
-    at a time (`_thin_one`). O(candidates)."""
+    the weaker too if both are sharp; larger clusters (rare in photos and art, but a
+    1-px square wave's border is one cluster as long as the image is wide) are decided
+    one candidate at a time (`_thin_one`). O(candidates log candidates)."""
     count = len(gap)
     keep = np.ones(count, dtype=bool)
     if count < 2:
@@ -637,17 +639,20 @@ def _thin_corners(
 
 
 def _thin_one(gap: np.ndarray, angle: np.ndarray, span: int, m: int, closed: bool) -> np.ndarray:
-    """`_thin_corners` for one edge's candidates, one at a time (strongest first)."""
+    """`_thin_corners` for one edge's candidates, one at a time (strongest first).
+
+    Gaps are distinct, so at most 2 `span` + 1 kept candidates lie within the span of
+    any one: each candidate looks up only those gaps (cyclic on a closed edge) among the
+    kept ones instead of scanning them all. O(candidates × (log candidates + span))."""
     g, a = gap.tolist(), angle.tolist()
-    kept: list[int] = []
-    for c in sorted(range(len(g)), key=lambda c: (-a[c], g[c])):
-        clash = [
-            q for q in kept if min(abs(g[c] - g[q]), m - abs(g[c] - g[q]) if closed else m) <= span
-        ]
-        if not clash or (a[c] >= SHARP_ANGLE and all(a[q] >= SHARP_ANGLE for q in clash)):
-            kept.append(c)
+    kept_angle: dict[int, float] = {}  # gap -> angle of the kept candidate there
     keep = np.zeros(len(g), dtype=bool)
-    keep[kept] = True
+    for c in sorted(range(len(g)), key=lambda c: (-a[c], g[c])):
+        near = {(g[c] + d) % m if closed else g[c] + d for d in range(-span, span + 1)}
+        clash = [kept_angle[q] for q in near if q in kept_angle]
+        if not clash or (a[c] >= SHARP_ANGLE and all(x >= SHARP_ANGLE for x in clash)):
+            kept_angle[g[c]] = a[c]
+            keep[c] = True
     return keep
 
 
