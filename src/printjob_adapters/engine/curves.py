@@ -99,6 +99,9 @@ _NO_PROBE = np.iinfo(np.int64).max
 _AROUND_FLOATS = _AROUND.tolist()
 #: Rounds with at most this many searching runs take the per-run path.
 _FEW_RUNS = 16
+#: Most fit attempts tried in one whole-array call: the search reports progress (and so
+#: notices a cancel) between batches, about every 0.1 s of work however many runs there are.
+ATTEMPT_BATCH = 32_768
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -810,12 +813,13 @@ def fit_runs(
     if count == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=bool), np.zeros(1, dtype=np.int64)
     search = _Search.start(runs, tol)
+    if progress is not None:
+        search.tick = lambda: progress(search.done / count)
     active = np.arange(count)
     while len(active):
         step = _round_few if len(active) <= _FEW_RUNS else _round
         active = step(search, active)
-        if progress is not None:
-            progress(search.done / count)
+        search.tick()
     runs_of = np.concatenate(search.found_run)
     order = np.argsort(runs_of, kind="stable")
     offsets = np.zeros(count + 1, dtype=np.int64)
@@ -882,6 +886,8 @@ class _Search:
     found_seg: list[Floats] = attrs.field(factory=list)
     found_line: list[Bools] = attrs.field(factory=list)
     done: int = 0
+    #: Called between batches of attempts and after every round (progress and cancel).
+    tick: Callable[[], None] = attrs.field(default=lambda: None)
 
     @staticmethod
     def start(runs: Runs, tol: float) -> _Search:
@@ -905,7 +911,20 @@ class _Search:
 
     def attempt(self, runs: Ints, cand: Ints) -> tuple[Bools, Floats, Bools]:
         """`_try` for one probe per row: run `runs[k]` from its current start to point
-        `cand[k]`."""
+        `cand[k]`. At most `ATTEMPT_BATCH` rows at a time, with a `tick` between
+        batches; a row's result does not depend on its batch (see `_try`)."""
+        if len(runs) > ATTEMPT_BATCH:
+            parts = []
+            for at in range(0, len(runs), ATTEMPT_BATCH):
+                self.tick()
+                parts.append(
+                    self.attempt(runs[at : at + ATTEMPT_BATCH], cand[at : at + ATTEMPT_BATCH])
+                )
+            return (
+                np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]),
+            )
         b = self.bracket
         return _try(
             self.pts,

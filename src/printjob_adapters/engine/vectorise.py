@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
+from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.stacking import layer_outline, outline_edges, stack_layers
@@ -27,7 +28,7 @@ from printjob_adapters.engine.subpixel import (
     face_colors,
     junction_points,
 )
-from printjob_adapters.engine.vector import Layer, VectorArt
+from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, Layer, VectorArt
 
 if TYPE_CHECKING:
     from printjob_adapters.engine.segmentation import Segmentation
@@ -55,23 +56,35 @@ def vectorise(
         # Nothing to draw (a wholly transparent picture): an empty page of the right size.
         checkpoint(1.0)
         return VectorArt(width, height, (), bool(segmentation.background_removed))
+    # Refused before the boundary graph is built: its memory grows with the borders.
+    check_borders(labels)
     graph = build_boundary_graph(labels)
     checkpoint(0.1)
     colors4 = face_colors(graph, rgba, palette)
+    checkpoint(0.12)
     shifts = crack_shifts(graph, rgba, colors4)
+    checkpoint(0.15)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
     checkpoint(0.2)
     stacking = stack_layers(graph, colors)
+    checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
+    order = stacking.order.tolist()
+    outlines = []
+    for done, k in enumerate(order):
+        outlines.append(layer_outline(graph, stacking.members[k], fitted))
+        checkpoint(0.95 + 0.03 * done / len(order))
+    # Counted from the op codes, before a command of a too busy design is built.
+    check_segments(sum(int(np.isin(o.ops, (LINE, CURVE, CLOSE)).sum()) for o in outlines))
     layers = []
-    for k in stacking.order.tolist():
+    for k, outline in zip(order, outlines, strict=True):
         red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
-        outline = layer_outline(graph, stacking.members[k], fitted)
         layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
+        checkpoint(0.98)
     checkpoint(1.0)
     return VectorArt(
         width=width,

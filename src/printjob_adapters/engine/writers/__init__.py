@@ -8,6 +8,7 @@ format is first asked for, so a program writing SVG never loads reportlab or ski
 
 from __future__ import annotations
 
+from printjob_adapters.engine.bounds import check_file
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.options import OutputFormat
 from printjob_adapters.engine.vector import VectorArt
@@ -16,8 +17,15 @@ __all__ = ["write"]
 
 
 def write(art: VectorArt, placement: Placement, fmt: OutputFormat | str) -> bytes:
-    """The art placed on the canvas as a file in `fmt`."""
+    """The art placed on the canvas as a file in `fmt`, refused (`bounds.TooMuchDetail`)
+    when larger than `bounds.MAX_FILE_BYTES`."""
     fmt = OutputFormat(fmt)
+    data = _write(art, placement, fmt)
+    check_file(data, fmt.value.upper())
+    return data
+
+
+def _write(art: VectorArt, placement: Placement, fmt: OutputFormat) -> bytes:
     if fmt is OutputFormat.SVG:
         from printjob_adapters.engine.writers.svg import write_svg
 
