@@ -7,11 +7,20 @@ a cancel per unit of work.
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
-from printjob_adapters.engine import curves
+from printjob_adapters.engine import bounds, cleanup, curves, vectorise
+from printjob_adapters.engine.errors import Cancelled, TracingFailed
+from printjob_adapters.engine.options import TraceOptions
+from printjob_adapters.engine.pipeline import trace
 
 
 def thin_by_definition(
@@ -55,3 +64,147 @@ def test_corner_thinning_keeps_what_the_quadratic_definition_keeps(
     gap, angle, span, m, closed = case
     kept = curves._thin_one(np.array(gap), np.array(angle), span, m, closed)
     assert kept.tolist() == thin_by_definition(gap, angle, span, m, closed)
+
+
+# -- the bounds: refused early, with a detail that says what to change --
+
+
+def png_of(pixels: npt.NDArray[np.uint8]) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def combs(size: int) -> npt.NDArray[np.uint8]:
+    """Two interlocking 1-px combs: two regions whose shared border is the whole image."""
+    pixels = np.full((size, size, 3), 255, dtype=np.uint8)
+    pixels[: size - 1, 0::2] = (20, 20, 200)
+    pixels[0, :] = (20, 20, 200)
+    return pixels
+
+
+def square_waves(size: int) -> npt.NDArray[np.uint8]:
+    """Bands whose borders are 1-px square waves of period 6: many short runs."""
+    y, x = np.mgrid[:size, :size]
+    pixels = np.full((size, size, 3), 255, dtype=np.uint8)
+    pixels[((y + (x // 3) % 2) // 4) % 2 == 1] = (20, 20, 200)
+    return pixels
+
+
+def checkerboard(size: int) -> npt.NDArray[np.uint8]:
+    y, x = np.mgrid[:size, :size]
+    pixels = np.full((size, size, 3), 255, dtype=np.uint8)
+    pixels[(x + y) % 2 == 1] = (0, 0, 0)
+    return pixels
+
+
+def test_specks_and_borders_are_counted_exactly() -> None:
+    assert bounds.speck_pixels(np.array([[0, 1], [1, 0]])) == 4
+    assert bounds.speck_pixels(np.array([[0, 0], [1, 0]])) == 1
+    assert bounds.border_cracks(np.array([[0, 1], [1, 0]])) == 4
+    assert bounds.border_cracks(np.array([[0, 0, 1], [0, 0, 1]])) == 2
+
+
+def test_a_colour_map_of_lone_pixels_is_refused_before_speck_cleaning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bounds, "MAX_SPECK_PIXELS", 5_000)
+    cleaned: list[int] = []
+    monkeypatch.setattr(
+        cleanup, "clean_speckles", lambda *a, **k: cleaned.append(1) or pytest.fail("cleaned")
+    )
+    with pytest.raises(bounds.TooMuchDetail, match=r"too noisy.*10000 pixels.*at most 5000"):
+        trace(png_of(checkerboard(100)), TraceOptions(colors=2))
+    assert cleaned == []
+
+
+def test_an_image_of_more_borders_than_the_cap_is_refused_before_tracing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bounds, "MAX_BORDER_CRACKS", 10_000)
+    traced = trace(png_of(combs(70)), TraceOptions())  # 70 x 69 cracks: under the cap
+    assert traced.colors == 2
+    built: list[int] = []
+    real_build = vectorise.build_boundary_graph
+    monkeypatch.setattr(
+        vectorise, "build_boundary_graph", lambda labels: built.append(1) or real_build(labels)
+    )
+    with pytest.raises(TracingFailed, match=r"too much fine detail to trace: 14162 pixel edges"):
+        trace(png_of(combs(120)), TraceOptions())
+    assert built == []
+
+
+def test_a_design_of_more_segments_than_the_cap_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    image = png_of(combs(60))
+    svg = trace(image, TraceOptions()).data
+    monkeypatch.setattr(bounds, "MAX_SEGMENTS", svg.count(b"v") // 4)
+    with pytest.raises(bounds.TooMuchDetail, match=r"path segments, at most"):
+        trace(image, TraceOptions())
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf", "eps", "png"])
+def test_a_file_over_the_byte_cap_is_refused_in_every_format(
+    monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    image = png_of(combs(40))
+    size = len(trace(image, TraceOptions(format=fmt)).data)
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", size)
+    assert len(trace(image, TraceOptions(format=fmt)).data) == size
+    monkeypatch.setattr(bounds, "MAX_FILE_BYTES", size - 1)
+    with pytest.raises(bounds.TooMuchDetail, match=rf"The {fmt.upper()} file would be {size}"):
+        trace(image, TraceOptions(format=fmt))
+
+
+# -- cooperative cancel: bounded work between two checks --
+
+
+def test_the_fitting_search_checks_for_a_cancel_every_batch_of_attempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counts fit attempts (rows tried) between two cancel checks on an image of many
+    short runs: at most one batch, however many runs there are; and the batches change
+    nothing."""
+    image = png_of(square_waves(160))
+    unbatched = trace(image, TraceOptions()).data
+    monkeypatch.setattr(curves, "ATTEMPT_BATCH", 64)
+    rows_since_check = [0]
+    most = [0]
+    rows = [0]
+    real_try = curves._try
+
+    def counting_try(*args: Any) -> Any:
+        rows_since_check[0] += len(args[4])
+        rows[0] += len(args[4])
+        return real_try(*args)
+
+    def cancelled() -> bool:
+        most[0] = max(most[0], rows_since_check[0])
+        rows_since_check[0] = 0
+        return False
+
+    monkeypatch.setattr(curves, "_try", counting_try)
+    checks = []
+    batched = trace(image, TraceOptions(), cancelled=lambda: checks.append(1) or cancelled())
+    assert batched.data == unbatched
+    assert 0 < most[0] <= 64
+    assert rows[0] > 20 * 64
+    assert len(checks) >= rows[0] / 64
+
+
+def test_a_cancel_during_fitting_stops_the_conversion_at_the_next_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(curves, "ATTEMPT_BATCH", 64)
+    attempts = [0]
+    real_try = curves._try
+
+    def counting_try(*args: Any) -> Any:
+        attempts[0] += 1
+        return real_try(*args)
+
+    monkeypatch.setattr(curves, "_try", counting_try)
+    with pytest.raises(Cancelled):
+        trace(png_of(combs(160)), TraceOptions(), cancelled=lambda: attempts[0] >= 3)
+    assert attempts[0] == 3
