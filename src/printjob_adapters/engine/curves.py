@@ -102,6 +102,8 @@ _FEW_RUNS = 16
 #: Most fit attempts tried in one whole-array call: the search reports progress (and so
 #: notices a cancel) between batches, about every 0.1 s of work however many runs there are.
 ATTEMPT_BATCH = 32_768
+#: Clusters of corner candidates thinned between two ticks (`_thin_corners`).
+_CLUSTERS_PER_TICK = 64
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -239,6 +241,10 @@ class Runs:
     slack: np.ndarray
 
 
+def _no_tick() -> None:
+    return None
+
+
 def groups(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For groups of these sizes laid end to end: their offsets (one more than groups),
     and every element's group and place within it. O(elements)."""
@@ -272,9 +278,16 @@ def fit_all(
     same numbers. O(points) plus the fitting search (`fit_runs`)."""
     count = len(ids)
     start = np.zeros((count, 2))
+
+    def tick() -> None:
+        if progress is not None:
+            progress(0.0)
+
     tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges)
+    tick()
     big = np.nonzero(~tiny)[0]
-    first, runs, run_edge = split_edges(edges.take(big))
+    first, runs, run_edge = split_edges(edges.take(big), tick)
+    tick()
     segs, lines, seg_off = fit_runs(runs, tolerance, progress)
     # Segments per edge: a tiny edge's lines, or its runs' pieces (runs are in edge order).
     per_edge = np.zeros(count, dtype=np.int64)
@@ -402,13 +415,19 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return tiny, start, table[idx], offsets
 
 
-def split_edges(edges: EdgeData) -> tuple[np.ndarray, Runs, np.ndarray]:
+def split_edges(
+    edges: EdgeData, tick: Callable[[], None] | None = None
+) -> tuple[np.ndarray, Runs, np.ndarray]:
     """Steps 1-3 for many edges at once: each edge's start point, all its runs between
     fixed points (smoothed, with their end tangents), and the edge of every run (runs
-    in edge order, each edge's in order along it). O(points)."""
+    in edge order, each edge's in order along it). `tick` is called between steps and
+    clusters of corners (progress and cancel). O(points)."""
+    tick = tick or _no_tick
     edges = _drop_behind(edges)
     m = edges.lengths
-    gap_rows = np.nonzero(_find_corners(edges))[0]
+    tick()
+    gap_rows = np.nonzero(_find_corners(edges, tick))[0]
+    tick()
     _, edge_of, place_in = groups(m)
     edges, gap_rows = _roll_loops(edges, gap_rows, edge_of, place_in)
     corner_edge, gap = edge_of[gap_rows], place_in[gap_rows]
@@ -526,7 +545,7 @@ def _drop_behind(edges: EdgeData) -> EdgeData:
     return edges.with_rows(rows, new_offsets, np.arange(len(m)))
 
 
-def _find_corners(edges: EdgeData) -> np.ndarray:
+def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np.ndarray:
     """Step 1: whether the gap before each data point is a corner.
 
     Tiny edges (at most `TINY_LOOP` / `TINY_OPEN` points) take every crack turn.
@@ -579,7 +598,8 @@ def _find_corners(edges: EdgeData) -> np.ndarray:
         idx == hi, np.where(loop, angle[lo], -1.0), angle[np.minimum(idx + 1, len(idx) - 1)]
     )
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
-    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand])
+    (tick or _no_tick)()
+    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand], tick)
     corner[gaps[cand[kept]]] = True
     return corner
 
@@ -591,6 +611,7 @@ def _thin_corners(
     span: np.ndarray,
     m: np.ndarray,
     closed: np.ndarray,
+    tick: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """Which corner candidates (sorted by edge and gap) stay: strongest first, a weaker
     one within the chord span of a kept one is the same corner seen twice, unless both
@@ -632,7 +653,9 @@ def _thin_corners(
     strong = np.where(a_first, a, b)
     weak = np.where(a_first, b, a)
     keep[weak] = (angle[weak] >= SHARP_ANGLE) & (angle[strong] >= SHARP_ANGLE)
-    for c in np.nonzero(size > 2)[0].tolist():
+    for done, c in enumerate(np.nonzero(size > 2)[0].tolist()):
+        if tick is not None and done % _CLUSTERS_PER_TICK == 0:
+            tick()
         members = order[offsets[c] : offsets[c + 1]]
         k = members[0]
         keep[members] = _thin_one(
