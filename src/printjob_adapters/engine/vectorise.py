@@ -46,7 +46,13 @@ def vectorise(
 ) -> VectorArt:
     """Trace `segmentation` (labels, palette, background_removed) to one layer per
     palette colour. `rgba` is the decoded input, uint8 (H, W, 4) straight alpha, used
-    for sub-pixel edge placement."""
+    for sub-pixel edge placement.
+
+    Refuses (`bounds.TooMuchDetail`) a label map of more border cracks than
+    `bounds.MAX_BORDER_CRACKS` before building anything, and art of more path segments
+    than `bounds.MAX_SEGMENTS` before building its commands. O(pixels) for the check,
+    then O(cracks) for steps 1, 2 and 4 and `curves.fit_all`'s cost for step 3;
+    `checkpoint` is called between every two steps and batches within them."""
     labels = np.asarray(segmentation.labels, dtype=np.int32)
     palette = np.asarray(segmentation.palette, dtype=np.float64).reshape(-1, 3)
     height, width = labels.shape
