@@ -7,6 +7,7 @@ a cancel per unit of work.
 
 from __future__ import annotations
 
+import importlib
 import io
 from typing import Any
 
@@ -17,10 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from printjob_adapters.engine import bounds, cleanup, curves, vectorise
+from printjob_adapters.engine import bounds, cleanup, curves, pipeline, vectorise
 from printjob_adapters.engine.errors import Cancelled, TracingFailed
 from printjob_adapters.engine.options import TraceOptions
 from printjob_adapters.engine.pipeline import trace
+from printjob_adapters.engine.progress import Stage
+from printjob_adapters.engine.vector import VectorArt
 
 
 def thin_by_definition(
@@ -208,3 +211,38 @@ def test_a_cancel_during_fitting_stops_the_conversion_at_the_next_batch(
     with pytest.raises(Cancelled):
         trace(png_of(combs(160)), TraceOptions(), cancelled=lambda: attempts[0] >= 3)
     assert attempts[0] == 3
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf", "eps", "png"])
+def test_the_writers_check_for_a_cancel_every_few_segments(
+    monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """Counts cancel checks while the file is written: one per layer at least and, in
+    the writers that draw segment by segment, one per `TICK_SEGMENTS` segments."""
+    module = importlib.import_module(f"printjob_adapters.engine.writers.{fmt}")
+    by_segment = hasattr(module, "TICK_SEGMENTS")
+    if by_segment:
+        monkeypatch.setattr(module, "TICK_SEGMENTS", 8)
+    arts: list[VectorArt] = []
+    real_write = pipeline.write
+
+    def keep_art(art: VectorArt, *args: Any) -> bytes:
+        arts.append(art)
+        return real_write(art, *args)
+
+    monkeypatch.setattr(pipeline, "write", keep_art)
+    stage = [Stage.DECODE]
+    writing_checks = [0]
+
+    def cancelled() -> bool:
+        writing_checks[0] += stage[0] is Stage.WRITE
+        return False
+
+    def progress(now: Stage, percent: int) -> None:
+        stage[0] = now
+
+    trace(png_of(square_waves(64)), TraceOptions(format=fmt), progress, cancelled)
+    art = arts[0]
+    assert art.segment_count() > 100
+    expected = art.segment_count() // 8 if by_segment else len(art.layers)
+    assert writing_checks[0] >= expected
