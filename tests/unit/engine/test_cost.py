@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from printjob_adapters.engine import bounds, cleanup, curves, pipeline, vectorise
+from printjob_adapters.engine import boundaries, bounds, cleanup, curves, pipeline, vectorise
 from printjob_adapters.engine.errors import Cancelled, TracingFailed
 from printjob_adapters.engine.options import TraceOptions
 from printjob_adapters.engine.pipeline import trace
@@ -246,3 +246,49 @@ def test_the_writers_check_for_a_cancel_every_few_segments(
     assert art.segment_count() > 100
     expected = art.segment_count() // 8 if by_segment else len(art.layers)
     assert writing_checks[0] >= expected
+
+
+def walk_by_definition(succ: npt.NDArray[np.int64], pred: npt.NDArray[np.int64]) -> list[int]:
+    """Chains in ascending order of first crack, each followed while the link is mutual."""
+    order: list[int] = []
+    for first in np.nonzero(pred < 0)[0].tolist():
+        crack = first
+        while True:
+            order.append(crack)
+            nxt = int(succ[crack])
+            if nxt < 0 or pred[nxt] != crack:
+                break
+            crack = nxt
+    return order
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.booleans())
+def test_chains_are_walked_in_order_of_their_first_crack(
+    seed: int, colours: int, blocky: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, colours, (12, 14)).astype(np.int32)
+    if blocky:
+        labels = np.repeat(np.repeat(labels, 2, axis=0), 2, axis=1)
+    graph = boundaries.build_boundary_graph(labels)
+    # Rebuild the crack links the graph was walked from: each edge's cracks in order.
+    n = len(graph.crack_x)
+    succ = np.full(n, -1, dtype=np.int64)
+    pred = np.full(n, -1, dtype=np.int64)
+    for e in range(len(graph.edge_start) - 1):
+        a, b = int(graph.edge_start[e]), int(graph.edge_start[e + 1])
+        succ[a : b - 1] = np.arange(a + 1, b)
+        pred[a + 1 : b] = np.arange(a, b - 1)
+    shuffled = rng.permutation(n)  # crack ids in another order: the walk must sort them
+    where = np.argsort(shuffled)
+    s = np.where(succ[shuffled] >= 0, where[np.maximum(succ[shuffled], 0)], -1)
+    p = np.where(pred[shuffled] >= 0, where[np.maximum(pred[shuffled], 0)], -1)
+    assert boundaries._walk(s, p).tolist() == walk_by_definition(s, p)
+
+
+def test_many_chains_are_walked_without_a_node_of_high_degree() -> None:
+    # 200 000 one-crack chains: a single root above them all cost SciPy minutes.
+    count = 200_000
+    none = np.full(count, -1, dtype=np.int64)
+    assert boundaries._walk(none, none).tolist() == list(range(count))
