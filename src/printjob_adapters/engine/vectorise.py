@@ -76,6 +76,7 @@ def vectorise(
     stacking = stack_layers(graph, colors)
     checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
+    check_segments(len(needed), at_least=True)  # before fitting them
     checkpoint(0.25)
     slack = edge_slack(graph, colors4)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)

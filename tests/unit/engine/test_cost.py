@@ -292,3 +292,15 @@ def test_many_chains_are_walked_without_a_node_of_high_degree() -> None:
     count = 200_000
     none = np.full(count, -1, dtype=np.int64)
     assert boundaries._walk(none, none).tolist() == list(range(count))
+
+
+def test_a_design_of_more_edges_than_the_segment_cap_is_refused_before_fitting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bounds, "MAX_SEGMENTS", 100)
+    fitted: list[int] = []
+    monkeypatch.setattr(vectorise, "fit_edges", lambda *a, **k: fitted.append(1))
+    blocks = np.repeat(np.repeat(checkerboard(20), 2, axis=0), 2, axis=1)
+    with pytest.raises(bounds.TooMuchDetail, match=r"at least \d+ path segments, at most 100"):
+        trace(png_of(blocks), TraceOptions(colors=2))
+    assert fitted == []
