@@ -73,7 +73,10 @@ def speck_pixels(labels: npt.NDArray[np.integer]) -> int:
 
 
 def check_specks(labels: npt.NDArray[np.integer]) -> None:
-    """Refuse a colour map with more than `MAX_SPECK_PIXELS` lone pixels. O(pixels)."""
+    """Refuse a colour map with more than `MAX_SPECK_PIXELS` lone pixels. O(pixels),
+    nothing for a map too small to reach the cap."""
+    if labels.size <= MAX_SPECK_PIXELS:
+        return
     specks = speck_pixels(labels)
     if specks > MAX_SPECK_PIXELS:
         raise TooMuchDetail(
@@ -83,7 +86,10 @@ def check_specks(labels: npt.NDArray[np.integer]) -> None:
 
 
 def check_borders(labels: npt.NDArray[np.integer]) -> None:
-    """Refuse a label map with more than `MAX_BORDER_CRACKS` border cracks. O(pixels)."""
+    """Refuse a label map with more than `MAX_BORDER_CRACKS` border cracks. O(pixels),
+    nothing for a map too small to reach the cap (fewer than two cracks per pixel)."""
+    if 2 * labels.size <= MAX_BORDER_CRACKS:
+        return
     cracks = border_cracks(labels)
     if cracks > MAX_BORDER_CRACKS:
         raise TooMuchDetail(

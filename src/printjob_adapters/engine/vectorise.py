@@ -28,7 +28,7 @@ from printjob_adapters.engine.subpixel import (
     face_colors,
     junction_points,
 )
-from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, Layer, VectorArt
+from printjob_adapters.engine.vector import MOVE, Layer, VectorArt
 
 if TYPE_CHECKING:
     from printjob_adapters.engine.segmentation import Segmentation
@@ -86,7 +86,7 @@ def vectorise(
         outlines.append(layer_outline(graph, stacking.members[k], fitted))
         checkpoint(0.95 + 0.03 * done / len(order))
     # Counted from the op codes, before a command of a too busy design is built.
-    check_segments(sum(int(np.isin(o.ops, (LINE, CURVE, CLOSE)).sum()) for o in outlines))
+    check_segments(sum(int(np.count_nonzero(o.ops != MOVE)) for o in outlines))
     layers = []
     for k, outline in zip(order, outlines, strict=True):
         red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
