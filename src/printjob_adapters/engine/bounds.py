@@ -17,8 +17,8 @@ Four checks, each as early as the quantity is known and each refusing with a
    of the shared corpora has 0.2 cracks per pixel, a 3 MP camera photo 0.1; the cap is
    0.5 per pixel of the largest accepted image (3 MP).
 2. Path segments (`check_segments`): the drawing segments of all layers together;
-   before fitting, the boundary edges the outlines use (each is a segment or more),
-   and after fitting, before any command is built, the segments themselves. The
+   before fitting, an estimate (the boundary edges the layers' outlines replay), and
+   after fitting, before any command is built, the segments themselves. The
    shared corpora's busiest image has 15 000, a 3 MP photo about 110 000.
 3. File bytes (`check_file`, after writing): the cap every format keeps. With at most
    `MAX_SEGMENTS` segments no vector file comes near it (a curve is at most ~60 bytes
@@ -98,13 +98,13 @@ def check_borders(labels: npt.NDArray[np.integer]) -> None:
         )
 
 
-def check_segments(segments: int, at_least: bool = False) -> None:
-    """Refuse art of more than `MAX_SEGMENTS` path segments (`at_least`: a lower bound,
-    known before fitting: every boundary edge an outline uses is one segment or more).
-    O(1)."""
+def check_segments(segments: int, estimate: bool = False) -> None:
+    """Refuse art of more than `MAX_SEGMENTS` path segments (`estimate`: counted before
+    fitting, as the boundary edges the layers' outlines replay, one segment each, which
+    is what the file gets but for runs of straight edges along one line). O(1)."""
     if segments > MAX_SEGMENTS:
         raise TooMuchDetail(
-            f"The traced design would have {'at least ' if at_least else ''}{segments} path "
+            f"The traced design would have {'about ' if estimate else ''}{segments} path "
             f"segments, at most {MAX_SEGMENTS}. {_ADVICE}"
         )
 

@@ -39,6 +39,8 @@ TOLERANCE = 0.4
 #: up to MAX_SLACK times.
 SLACK_CONTRAST = 64.0
 MAX_SLACK = 2.5
+#: Layers compared at once when counting outline edges (`outline_edge_count`).
+_LAYERS_AT_ONCE = 32
 
 
 def vectorise(
@@ -76,7 +78,7 @@ def vectorise(
     stacking = stack_layers(graph, colors)
     checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
-    check_segments(len(needed), at_least=True)  # before fitting them
+    check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
@@ -99,6 +101,19 @@ def vectorise(
         layers=tuple(layers),
         background_removed=bool(segmentation.background_removed),
     )
+
+
+def outline_edge_count(graph: BoundaryGraph, members: np.ndarray) -> int:
+    """Edges on the layers' outlines, counted once per layer that draws them: the file's
+    path segments as known before any fitting (an edge is a segment or more, but straight
+    edges in a row along one line, as on the canvas border, become one).
+    O(layers × edges), `_LAYERS_AT_ONCE` layers at a time so that the comparison never
+    holds more than that many rows of edges."""
+    total = 0
+    for first in range(0, len(members), _LAYERS_AT_ONCE):
+        rows = members[first : first + _LAYERS_AT_ONCE]
+        total += int(np.count_nonzero(rows[:, graph.edge_left] != rows[:, graph.edge_right]))
+    return total
 
 
 def edge_slack(graph: BoundaryGraph, colors4: np.ndarray) -> np.ndarray:

@@ -301,6 +301,6 @@ def test_a_design_of_more_edges_than_the_segment_cap_is_refused_before_fitting(
     fitted: list[int] = []
     monkeypatch.setattr(vectorise, "fit_edges", lambda *a, **k: fitted.append(1))
     blocks = np.repeat(np.repeat(checkerboard(20), 2, axis=0), 2, axis=1)
-    with pytest.raises(bounds.TooMuchDetail, match=r"at least \d+ path segments, at most 100"):
+    with pytest.raises(bounds.TooMuchDetail, match=r"about \d+ path segments, at most 100"):
         trace(png_of(blocks), TraceOptions(colors=2))
     assert fitted == []
