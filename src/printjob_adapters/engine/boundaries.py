@@ -249,17 +249,30 @@ def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """The cracks reachable from first cracks (no predecessor), chain after chain in
-    ascending order of first crack, by `scipy.sparse.csgraph.depth_first_order`."""
+    ascending order of first crack, by `scipy.sparse.csgraph.depth_first_order`.
+
+    The first cracks hang off a chain of helper nodes (helper k's children: first crack
+    k, then helper k + 1) rather than off one root: SciPy's traversal rescans a node's
+    children each time it comes back to it, which costs the square of the root's degree
+    (a minute for the 300 000 edges of 2 x 2 blocks at 1 MP). Every node has at most two
+    children this way, and the order is the same. O(cracks)."""
     n = len(succ)
     child = np.where(succ >= 0, succ, 0)
     has_child = (succ >= 0) & (pred[child] == np.arange(n))
     firsts = np.nonzero(pred < 0)[0]
-    indptr = np.zeros(n + 2, dtype=np.int64)
-    np.cumsum(has_child, out=indptr[1 : n + 1])
-    indptr[n + 1] = indptr[n] + len(firsts)
-    indices = np.concatenate([child[has_child], firsts])
+    m = len(firsts)
+    if m == 0:
+        return np.zeros(0, dtype=np.int32)
+    helpers = n + np.arange(m)
+    per_helper = np.full(m, 2, dtype=np.int64)
+    per_helper[-1] = 1
+    indptr = np.zeros(n + m + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([has_child, per_helper]), out=indptr[1:])
+    pairs = np.stack([firsts, np.append(helpers[1:], -1)], axis=1).ravel()[:-1]
+    indices = np.concatenate([child[has_child], pairs])
     graph = csr_matrix(
-        (np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n + 1, n + 1)
+        (np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n + m, n + m)
     )
     order: np.ndarray = depth_first_order(graph, n, directed=True, return_predecessors=False)
-    return order[1:]
+    walked: np.ndarray = order[order < n]
+    return walked

@@ -22,8 +22,9 @@ one concatenated array given by offsets. Fitting runs in four parts:
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
    shared at the joins, so runs are smooth (G1) between corners.
 
-Cost: O(points) for parts 1-3 (plus a Python loop over the rare clusters of corner
-candidates closer than the chord span); part 4 tries O(log(run length)) candidates per
+Cost: O(points) for parts 1-3 (plus a Python loop over the clusters of corner
+candidates closer than the chord span, O(candidates log candidates), see `_thin_one`);
+part 4 tries O(log(run length)) candidates per
 piece, and every try is whole-array work over all unfinished runs at once, on at most
 `FIT_POINTS` points per run.
 """
@@ -98,6 +99,11 @@ _NO_PROBE = np.iinfo(np.int64).max
 _AROUND_FLOATS = _AROUND.tolist()
 #: Rounds with at most this many searching runs take the per-run path.
 _FEW_RUNS = 16
+#: Most fit attempts tried in one whole-array call: the search reports progress (and so
+#: notices a cancel) between batches, about every 0.1 s of work however many runs there are.
+ATTEMPT_BATCH = 32_768
+#: Clusters of corner candidates thinned between two ticks (`_thin_corners`).
+_CLUSTERS_PER_TICK = 64
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -235,6 +241,10 @@ class Runs:
     slack: np.ndarray
 
 
+def _no_tick() -> None:
+    return None
+
+
 def groups(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For groups of these sizes laid end to end: their offsets (one more than groups),
     and every element's group and place within it. O(elements)."""
@@ -268,9 +278,16 @@ def fit_all(
     same numbers. O(points) plus the fitting search (`fit_runs`)."""
     count = len(ids)
     start = np.zeros((count, 2))
+
+    def tick() -> None:
+        if progress is not None:
+            progress(0.0)
+
     tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges)
+    tick()
     big = np.nonzero(~tiny)[0]
-    first, runs, run_edge = split_edges(edges.take(big))
+    first, runs, run_edge = split_edges(edges.take(big), tick)
+    tick()
     segs, lines, seg_off = fit_runs(runs, tolerance, progress)
     # Segments per edge: a tiny edge's lines, or its runs' pieces (runs are in edge order).
     per_edge = np.zeros(count, dtype=np.int64)
@@ -398,13 +415,19 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     return tiny, start, table[idx], offsets
 
 
-def split_edges(edges: EdgeData) -> tuple[np.ndarray, Runs, np.ndarray]:
+def split_edges(
+    edges: EdgeData, tick: Callable[[], None] | None = None
+) -> tuple[np.ndarray, Runs, np.ndarray]:
     """Steps 1-3 for many edges at once: each edge's start point, all its runs between
     fixed points (smoothed, with their end tangents), and the edge of every run (runs
-    in edge order, each edge's in order along it). O(points)."""
+    in edge order, each edge's in order along it). `tick` is called between steps and
+    clusters of corners (progress and cancel). O(points)."""
+    tick = tick or _no_tick
     edges = _drop_behind(edges)
     m = edges.lengths
-    gap_rows = np.nonzero(_find_corners(edges))[0]
+    tick()
+    gap_rows = np.nonzero(_find_corners(edges, tick))[0]
+    tick()
     _, edge_of, place_in = groups(m)
     edges, gap_rows = _roll_loops(edges, gap_rows, edge_of, place_in)
     corner_edge, gap = edge_of[gap_rows], place_in[gap_rows]
@@ -522,7 +545,7 @@ def _drop_behind(edges: EdgeData) -> EdgeData:
     return edges.with_rows(rows, new_offsets, np.arange(len(m)))
 
 
-def _find_corners(edges: EdgeData) -> np.ndarray:
+def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np.ndarray:
     """Step 1: whether the gap before each data point is a corner.
 
     Tiny edges (at most `TINY_LOOP` / `TINY_OPEN` points) take every crack turn.
@@ -575,7 +598,8 @@ def _find_corners(edges: EdgeData) -> np.ndarray:
         idx == hi, np.where(loop, angle[lo], -1.0), angle[np.minimum(idx + 1, len(idx) - 1)]
     )
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
-    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand])
+    (tick or _no_tick)()
+    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand], tick)
     corner[gaps[cand[kept]]] = True
     return corner
 
@@ -587,6 +611,7 @@ def _thin_corners(
     span: np.ndarray,
     m: np.ndarray,
     closed: np.ndarray,
+    tick: Callable[[], None] | None = None,
 ) -> np.ndarray:
     """Which corner candidates (sorted by edge and gap) stay: strongest first, a weaker
     one within the chord span of a kept one is the same corner seen twice, unless both
@@ -595,8 +620,9 @@ def _thin_corners(
     Only candidates within the span of each other interact, so candidates fall into
     independent clusters (chains of neighbours closer than the span; on a closed edge
     also across its start). A lone candidate stays; of a pair the stronger stays, and
-    the weaker too if both are sharp; larger clusters (rare) are decided one candidate
-    at a time (`_thin_one`). O(candidates)."""
+    the weaker too if both are sharp; larger clusters (rare in photos and art, but a
+    1-px square wave's border is one cluster as long as the image is wide) are decided
+    one candidate at a time (`_thin_one`). O(candidates log candidates)."""
     count = len(gap)
     keep = np.ones(count, dtype=bool)
     if count < 2:
@@ -627,7 +653,9 @@ def _thin_corners(
     strong = np.where(a_first, a, b)
     weak = np.where(a_first, b, a)
     keep[weak] = (angle[weak] >= SHARP_ANGLE) & (angle[strong] >= SHARP_ANGLE)
-    for c in np.nonzero(size > 2)[0].tolist():
+    for done, c in enumerate(np.nonzero(size > 2)[0].tolist()):
+        if tick is not None and done % _CLUSTERS_PER_TICK == 0:
+            tick()
         members = order[offsets[c] : offsets[c + 1]]
         k = members[0]
         keep[members] = _thin_one(
@@ -637,17 +665,20 @@ def _thin_corners(
 
 
 def _thin_one(gap: np.ndarray, angle: np.ndarray, span: int, m: int, closed: bool) -> np.ndarray:
-    """`_thin_corners` for one edge's candidates, one at a time (strongest first)."""
+    """`_thin_corners` for one edge's candidates, one at a time (strongest first).
+
+    Gaps are distinct, so at most 2 `span` + 1 kept candidates lie within the span of
+    any one: each candidate looks up only those gaps (cyclic on a closed edge) among the
+    kept ones instead of scanning them all. O(candidates × (log candidates + span))."""
     g, a = gap.tolist(), angle.tolist()
-    kept: list[int] = []
-    for c in sorted(range(len(g)), key=lambda c: (-a[c], g[c])):
-        clash = [
-            q for q in kept if min(abs(g[c] - g[q]), m - abs(g[c] - g[q]) if closed else m) <= span
-        ]
-        if not clash or (a[c] >= SHARP_ANGLE and all(a[q] >= SHARP_ANGLE for q in clash)):
-            kept.append(c)
+    kept_angle: dict[int, float] = {}  # gap -> angle of the kept candidate there
     keep = np.zeros(len(g), dtype=bool)
-    keep[kept] = True
+    for c in sorted(range(len(g)), key=lambda c: (-a[c], g[c])):
+        near = {(g[c] + d) % m if closed else g[c] + d for d in range(-span, span + 1)}
+        clash = [kept_angle[q] for q in near if q in kept_angle]
+        if not clash or (a[c] >= SHARP_ANGLE and all(x >= SHARP_ANGLE for x in clash)):
+            kept_angle[g[c]] = a[c]
+            keep[c] = True
     return keep
 
 
@@ -805,12 +836,13 @@ def fit_runs(
     if count == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=bool), np.zeros(1, dtype=np.int64)
     search = _Search.start(runs, tol)
+    if progress is not None:
+        search.tick = lambda: progress(search.done / count)
     active = np.arange(count)
     while len(active):
         step = _round_few if len(active) <= _FEW_RUNS else _round
         active = step(search, active)
-        if progress is not None:
-            progress(search.done / count)
+        search.tick()
     runs_of = np.concatenate(search.found_run)
     order = np.argsort(runs_of, kind="stable")
     offsets = np.zeros(count + 1, dtype=np.int64)
@@ -877,6 +909,8 @@ class _Search:
     found_seg: list[Floats] = attrs.field(factory=list)
     found_line: list[Bools] = attrs.field(factory=list)
     done: int = 0
+    #: Called between batches of attempts and after every round (progress and cancel).
+    tick: Callable[[], None] = attrs.field(default=lambda: None)
 
     @staticmethod
     def start(runs: Runs, tol: float) -> _Search:
@@ -900,7 +934,20 @@ class _Search:
 
     def attempt(self, runs: Ints, cand: Ints) -> tuple[Bools, Floats, Bools]:
         """`_try` for one probe per row: run `runs[k]` from its current start to point
-        `cand[k]`."""
+        `cand[k]`. At most `ATTEMPT_BATCH` rows at a time, with a `tick` between
+        batches; a row's result does not depend on its batch (see `_try`)."""
+        if len(runs) > ATTEMPT_BATCH:
+            parts = []
+            for at in range(0, len(runs), ATTEMPT_BATCH):
+                self.tick()
+                parts.append(
+                    self.attempt(runs[at : at + ATTEMPT_BATCH], cand[at : at + ATTEMPT_BATCH])
+                )
+            return (
+                np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]),
+            )
         b = self.bracket
         return _try(
             self.pts,

@@ -97,7 +97,7 @@ def trace(
     placement = _stage("Placing the design", lambda: place(art.width, art.height, options))
     file = _stage(
         f"Writing the {options.format.value} file",
-        lambda: write(art, placement, options.format),
+        lambda: write(art, placement, options.format, finishing),
     )
     finishing(1.0)
     return TraceResult(

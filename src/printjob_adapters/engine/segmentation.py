@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from printjob_adapters.engine import cleanup, quantise
 from printjob_adapters.engine.background import remove_background
+from printjob_adapters.engine.bounds import check_specks
 from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
 
@@ -87,10 +88,12 @@ def segment(
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)
+    checkpoint(0.2)
     palette = quantise.find_palette(rgb, maps, colors, colours).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
     checkpoint(0.65)
+    check_specks(labels)  # before cleaning, whose cost grows with the specks
     comps = cleanup.clean_speckles(
         labels,
         rgb,
@@ -101,6 +104,7 @@ def segment(
         split=tol.split,
         keep_every_colour=colors is not None,
     )
+    checkpoint(0.7)
     labels = comps.labels()
     # The colours still in use, known from the components unless the speck filter runs.
     in_use = np.zeros(len(palette), dtype=bool)
@@ -109,10 +113,12 @@ def segment(
     if cleanup.photo_like(labels, maps.noise, comps):
         exact = colors is not None
         labels = cleanup.majority_smooth(labels, keep_every_colour=exact)
+        checkpoint(0.75)
         labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact)
         used = None
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
+    checkpoint(0.9)
     labels, palette = _compact(labels, palette, used)
     removed, removed_colour = False, None
     if background is Background.REMOVE:

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
+from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.stacking import layer_outline, outline_edges, stack_layers
@@ -27,7 +28,7 @@ from printjob_adapters.engine.subpixel import (
     face_colors,
     junction_points,
 )
-from printjob_adapters.engine.vector import Layer, VectorArt
+from printjob_adapters.engine.vector import MOVE, Layer, VectorArt
 
 if TYPE_CHECKING:
     from printjob_adapters.engine.segmentation import Segmentation
@@ -38,6 +39,8 @@ TOLERANCE = 0.4
 #: up to MAX_SLACK times.
 SLACK_CONTRAST = 64.0
 MAX_SLACK = 2.5
+#: Layers compared at once when counting outline edges (`outline_edge_count`).
+_LAYERS_AT_ONCE = 32
 
 
 def vectorise(
@@ -45,7 +48,13 @@ def vectorise(
 ) -> VectorArt:
     """Trace `segmentation` (labels, palette, background_removed) to one layer per
     palette colour. `rgba` is the decoded input, uint8 (H, W, 4) straight alpha, used
-    for sub-pixel edge placement."""
+    for sub-pixel edge placement.
+
+    Refuses (`bounds.TooMuchDetail`) a label map of more border cracks than
+    `bounds.MAX_BORDER_CRACKS` before building anything, and art of more path segments
+    than `bounds.MAX_SEGMENTS` before building its commands. O(pixels) for the check,
+    then O(cracks) for steps 1, 2 and 4 and `curves.fit_all`'s cost for step 3;
+    `checkpoint` is called between every two steps and batches within them."""
     labels = np.asarray(segmentation.labels, dtype=np.int32)
     palette = np.asarray(segmentation.palette, dtype=np.float64).reshape(-1, 3)
     height, width = labels.shape
@@ -55,23 +64,36 @@ def vectorise(
         # Nothing to draw (a wholly transparent picture): an empty page of the right size.
         checkpoint(1.0)
         return VectorArt(width, height, (), bool(segmentation.background_removed))
+    # Refused before the boundary graph is built: its memory grows with the borders.
+    check_borders(labels)
     graph = build_boundary_graph(labels)
     checkpoint(0.1)
     colors4 = face_colors(graph, rgba, palette)
+    checkpoint(0.12)
     shifts = crack_shifts(graph, rgba, colors4)
+    checkpoint(0.15)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
     checkpoint(0.2)
     stacking = stack_layers(graph, colors)
+    checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
+    check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
+    order = stacking.order.tolist()
+    outlines = []
+    for done, k in enumerate(order):
+        outlines.append(layer_outline(graph, stacking.members[k], fitted))
+        checkpoint(0.95 + 0.03 * done / len(order))
+    # Counted from the op codes, before a command of a too busy design is built.
+    check_segments(sum(int(np.count_nonzero(o.ops != MOVE)) for o in outlines))
     layers = []
-    for k in stacking.order.tolist():
+    for k, outline in zip(order, outlines, strict=True):
         red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
-        outline = layer_outline(graph, stacking.members[k], fitted)
         layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
+        checkpoint(0.98)
     checkpoint(1.0)
     return VectorArt(
         width=width,
@@ -79,6 +101,19 @@ def vectorise(
         layers=tuple(layers),
         background_removed=bool(segmentation.background_removed),
     )
+
+
+def outline_edge_count(graph: BoundaryGraph, members: np.ndarray) -> int:
+    """Edges on the layers' outlines, counted once per layer that draws them: the file's
+    path segments as known before any fitting (an edge is a segment or more, but straight
+    edges in a row along one line, as on the canvas border, become one).
+    O(layers × edges), `_LAYERS_AT_ONCE` layers at a time so that the comparison never
+    holds more than that many rows of edges."""
+    total = 0
+    for first in range(0, len(members), _LAYERS_AT_ONCE):
+        rows = members[first : first + _LAYERS_AT_ONCE]
+        total += int(np.count_nonzero(rows[:, graph.edge_left] != rows[:, graph.edge_right]))
+    return total
 
 
 def edge_slack(graph: BoundaryGraph, colors4: np.ndarray) -> np.ndarray:

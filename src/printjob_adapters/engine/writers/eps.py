@@ -11,10 +11,12 @@ Every operator used is PostScript Level 1.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.writers.svg import decimal, number, segments
+from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 #: Short names for the path operators, kept in a private dictionary so that a document
 #: that places the EPS is not affected by them.
@@ -28,8 +30,12 @@ end
 """
 
 
-def write_eps(art: VectorArt, placement: Placement) -> bytes:
-    """The art placed on the canvas as an encapsulated PostScript file (ASCII)."""
+def write_eps(
+    art: VectorArt, placement: Placement, tick: Callable[[], None] | None = None
+) -> bytes:
+    """The art placed on the canvas as an encapsulated PostScript file (ASCII); `tick`
+    is called before every layer and every `TICK_SEGMENTS` segments."""
+    tick = tick or no_tick
     width, height = placement.width_pt, placement.height_pt
     k = decimal(placement.points_per_pixel, 8)
     lines = [
@@ -50,7 +56,10 @@ def write_eps(art: VectorArt, placement: Placement) -> bytes:
     ]
     for layer in art.layers:
         body = []
-        for op, pts in segments(layer, placement):
+        tick()
+        for n, (op, pts) in enumerate(segments(layer, placement), 1):
+            if n % TICK_SEGMENTS == 0:
+                tick()
             coords = " ".join(f"{number(x)} {number(y)}" for x, y in pts)
             body.append(f"{coords} {_OPERATORS[op]}" if coords else _OPERATORS[op])
         if body:

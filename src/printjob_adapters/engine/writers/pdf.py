@@ -11,6 +11,7 @@ switch for that, and printjob is its only user in the process.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 from reportlab import rl_config
 from reportlab.pdfgen.canvas import FILL_EVEN_ODD, Canvas
@@ -18,12 +19,17 @@ from reportlab.pdfgen.canvas import FILL_EVEN_ODD, Canvas
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.writers.svg import QUANTUM, segments
+from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 rl_config.useA85 = 0
 
 
-def write_pdf(art: VectorArt, placement: Placement) -> bytes:
-    """The art placed on the canvas as a one-page PDF."""
+def write_pdf(
+    art: VectorArt, placement: Placement, tick: Callable[[], None] | None = None
+) -> bytes:
+    """The art placed on the canvas as a one-page PDF; `tick` is called before every
+    layer and every `TICK_SEGMENTS` segments."""
+    tick = tick or no_tick
     width = round(placement.width_pt, 4)
     height = round(placement.height_pt, 4)
     buffer = io.BytesIO()
@@ -35,7 +41,10 @@ def write_pdf(art: VectorArt, placement: Placement) -> bytes:
     for layer in art.layers:
         path = pdf.beginPath()
         drawn = False
-        for op, pts in segments(layer, placement):
+        tick()
+        for n, (op, pts) in enumerate(segments(layer, placement), 1):
+            if n % TICK_SEGMENTS == 0:
+                tick()
             xy = [v / QUANTUM for point in pts for v in point]
             if op == "moveTo":
                 path.moveTo(*xy)

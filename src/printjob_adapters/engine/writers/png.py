@@ -17,19 +17,25 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 
 import numpy as np
 import skia
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import Layer, VectorArt
+from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 #: zlib level for the PNG: speed over the last 15-20 % of size (level 6 is 2-3x slower).
 COMPRESS_LEVEL = 1
 
 
-def render(art: VectorArt, placement: Placement) -> np.ndarray:
-    """The art on its canvas as a (height, width, 4) uint8 RGBA array, straight alpha."""
+def render(
+    art: VectorArt, placement: Placement, tick: Callable[[], None] | None = None
+) -> np.ndarray:
+    """The art on its canvas as a (height, width, 4) uint8 RGBA array, straight alpha;
+    `tick` is called before every layer and every `TICK_SEGMENTS` commands."""
+    tick = tick or no_tick
     width, height = placement.canvas_width, placement.canvas_height
     surface = skia.Surface.MakeRaster(
         skia.ImageInfo.Make(width, height, skia.kRGBA_8888_ColorType, skia.kPremul_AlphaType)
@@ -42,8 +48,9 @@ def render(art: VectorArt, placement: Placement) -> np.ndarray:
     canvas.scale(placement.scale, placement.scale)
     paint = skia.Paint(AntiAlias=True, Style=skia.Paint.kFill_Style)
     for layer in art.layers:
+        tick()
         paint.setColor(skia.ColorSetARGB(255, *layer.color))
-        canvas.drawPath(_path(layer), paint)
+        canvas.drawPath(_path(layer, tick), paint)
     pixels = np.empty((height, width, 4), dtype=np.uint8)
     straight = skia.ImageInfo.Make(
         width, height, skia.kRGBA_8888_ColorType, skia.kUnpremul_AlphaType
@@ -53,9 +60,14 @@ def render(art: VectorArt, placement: Placement) -> np.ndarray:
     return pixels
 
 
-def write_png(art: VectorArt, placement: Placement) -> bytes:
+def write_png(
+    art: VectorArt, placement: Placement, tick: Callable[[], None] | None = None
+) -> bytes:
     """The art rasterised on its canvas as an RGBA PNG stating the placement's dpi."""
-    return encode_png(render(art, placement), placement.dpi)
+    pixels = render(art, placement, tick)
+    if tick is not None:
+        tick()
+    return encode_png(pixels, placement.dpi)
 
 
 def encode_png(pixels: np.ndarray, dpi: int) -> bytes:
@@ -93,11 +105,13 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
 
 
-def _path(layer: Layer) -> skia.Path:
+def _path(layer: Layer, tick: Callable[[], None] = no_tick) -> skia.Path:
     """The layer's outlines as one even-odd skia path in design units."""
     path = skia.Path()
     path.setFillType(skia.PathFillType.kEvenOdd)
-    for op, points in layer.commands:
+    for n, (op, points) in enumerate(layer.commands, 1):
+        if n % TICK_SEGMENTS == 0:
+            tick()
         xy = [v for point in points for v in point]
         if op == "moveTo":
             path.moveTo(*xy)

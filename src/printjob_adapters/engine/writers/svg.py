@@ -15,7 +15,7 @@ its integer value alone, the absolute-or-relative choice for every segment at on
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 import numpy as np
@@ -38,8 +38,11 @@ QUANTUM = 100
 _SVG_NS = "http://www.w3.org/2000/svg"
 
 
-def write_svg(art: VectorArt, placement: Placement) -> bytes:
-    """The art placed on the canvas as a standalone SVG document (UTF-8)."""
+def write_svg(
+    art: VectorArt, placement: Placement, tick: Callable[[], None] | None = None
+) -> bytes:
+    """The art placed on the canvas as a standalone SVG document (UTF-8); `tick` is
+    called before every layer."""
     parts = [
         '<?xml version="1.0" encoding="UTF-8"?>\n',
         f'<svg xmlns="{_SVG_NS}" width="{decimal(placement.width_pt)}pt" '
@@ -47,6 +50,8 @@ def write_svg(art: VectorArt, placement: Placement) -> bytes:
         f'viewBox="0 0 {placement.canvas_width} {placement.canvas_height}">\n',
     ]
     for layer in art.layers:
+        if tick is not None:
+            tick()
         data = path_data(layer, placement)
         if data:
             parts.append(f'<g fill="{layer.hex}" fill-rule="evenodd"><path d="{data}"/></g>\n')
