@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.spatial import cKDTree
 
+from printjob_adapters.engine import colour_count
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 
 FloatArray = npt.NDArray[np.floating[Any]]
@@ -514,13 +515,25 @@ def find_palette(
     if len(hist.rgb) == 0:
         return np.zeros((0, 3))
     palette, explained = greedy_palette(hist, tol, min(max(colors or 0, AUTO_CAP), GREEDY_MAX))
-    if explained:
+    total = float(hist.flat.sum() + hist.edge.sum())
+    shaded = colour_count.off_palette_share(hist.lab, hist.flat, total, palette) >= (
+        colour_count.SHADED_SHARE
+    )
+    if shaded and maps.noise >= colour_count.CLEAN_NOISE:
+        # Speckled ink on paper: its two colours, whether counted or asked for.
+        pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, tol.mix)
+        if pair is not None:
+            return pair[: max(colors or 2, 1)]
+    if explained and not shaded:
         if colors is None or len(palette) <= colors:
             return palette
         return reduce_palette(hist, palette, colors)
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors)
-    # Photo, scan or gradient: the fewest of 4, 8, 16, 32 colours that render it faithfully.
+    if shaded:
+        return _shaded_palette(hist, palette, colour_count.roughness(rgb))
+    # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it
+    # faithfully.
     w = hist.flat + hist.edge
     for k in (4, 8, 16, AUTO_CAP):
         refined = refine_palette(hist, palette[:k], k)
@@ -528,6 +541,27 @@ def find_palette(
         if float((d * w).sum() / w.sum()) <= FIDELITY:
             break
     return refined
+
+
+def _shaded_palette(hist: Histogram, palette: FloatArray, rough: float) -> FloatArray:
+    """Automatic colours for shaded art and photos (`colour_count`): smooth shading keeps
+    its flat colours exactly and gains band colours until gradients show no step; a photo's
+    colours all move, as many as its fidelity needs.
+    Cost: `colour_count.grow_palette`."""
+    if rough < colour_count.SMOOTH_ROUGHNESS:
+        # Only flat pixels place band colours: edge pixels of clean art are anti-aliasing
+        # between two colours, and a colour placed on them would eat thin outlines.
+        return colour_count.grow_palette(
+            hist.lab,
+            hist.flat,
+            palette,
+            len(palette),
+            colour_count.band_faithful(hist.flat),
+            max(colour_count.SHADED_MAX, len(palette)),
+        )
+    weight = hist.flat + 0.25 * hist.edge
+    photo = colour_count.photo_faithful(hist.flat + hist.edge)
+    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo)
 
 
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
@@ -676,7 +710,8 @@ def assign(
 
     Nearest colour in CIELAB per distinct input colour, then edge unmixing: an edge pixel
     that is a mixture of the two nearest interior colours around it takes the nearer one
-    (coverage a >= 0.5), even when a third palette colour lies between them.
+    (coverage a >= 0.5), even when a third palette colour lies between them. Two colours
+    in noisy input are ink and paper instead (`colour_count.ink_or_paper`).
     Cost: O(N + U K) for U distinct colours, plus O(E * (24 + K)) for E edge pixels near
     interiors.
     """
@@ -686,6 +721,13 @@ def assign(
         return labels
     if colours is None:
         colours = distinct_colours(rgb, maps)
+    if len(palette) == 2 and maps.noise >= colour_count.CLEAN_NOISE:
+        # Ink on paper (a scan, a stamp, a noisy two-colour image): where the ink is.
+        uidx = colour_count.ink_or_paper(colours.rgb.astype(np.float64), colours.count, palette)
+        if colours.everything:
+            return colours.spread(uidx).reshape(h, w)
+        labels[maps.opaque] = colours.spread(uidx)
+        return labels
     uidx, udist = nearest(srgb_to_lab(colours.rgb.astype(np.float64)), srgb_to_lab(palette))
     upure = udist <= tol.point
     if colours.everything:
@@ -696,6 +738,10 @@ def assign(
         pure = np.zeros((h, w), dtype=bool)
         pure[maps.opaque] = colours.spread(upure)
 
+    if len(palette) > TABLE_COLOURS and maps.noise >= colour_count.CLEAN_NOISE:
+        # A photo's many colours (`colour_count`): its edges are texture, not anti-aliasing
+        # between flat colours, and the nearest colour is the faithful one.
+        return labels
     _unmix_edges(labels, rgb, maps.opaque & ~maps.flat, maps.flat & pure, palette, tol, colours)
     return labels
 
