@@ -31,7 +31,7 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.spatial import cKDTree
 
-from printjob_adapters.engine import colour_count
+from printjob_adapters.engine import colour_count, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 
 FloatArray = npt.NDArray[np.floating[Any]]
@@ -52,6 +52,12 @@ RINGING_REACH = 2.0
 VALLEY_RANGE = 16.0
 #: Mean CIELAB error at which an automatic photo/gradient palette is faithful enough.
 FIDELITY = 5.0
+#: Below this share of near-flat pixels (5x5 spread up to 16), an image is noisy all over.
+NEAR_FLAT_SHARE = 0.25
+#: ...among at least this many pixels (a thumbnail's few pixels are all edge).
+NOISY_ALL_OVER_MIN = 64 * 64
+#: The grain such an image is given at most.
+MAX_NOISE = 40.0
 _BITS = 6  # histogram resolution per channel; bin means keep the exact colours
 _SHIFT = 8 - _BITS
 
@@ -64,6 +70,7 @@ class PixelMaps:
     solid: BoolArray  # fully opaque: trusted for colour estimates
     flat: BoolArray  # fully opaque region interior: its 5x5 neighbourhood varies little
     noise: float  # 5x5 sRGB range of near-flat areas, 90th percentile (0 for clean PNG art)
+    grain: float = 0.0  # median 5x5 sRGB range where hardly any area is near-flat, else 0
 
 
 @attrs.frozen(eq=False)
@@ -98,9 +105,15 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
         interior_spread = spread[solid_interior]
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
-    noise = _percentile90(np.bincount(interior_spread, minlength=256)[:17])
+    counts = np.bincount(interior_spread, minlength=256)
+    noise = _percentile90(counts[:17])
+    # Hardly any near-flat area (a phone photo of a print, heavy grain): noise all over,
+    # whose typical spread, not the few calm pixels, says how far its colours scatter.
+    grain = 0.0
+    if counts.sum() >= NOISY_ALL_OVER_MIN and counts[:17].sum() < NEAR_FLAT_SHARE * counts.sum():
+        grain = min(float(np.median(interior_spread)), MAX_NOISE)
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
-    return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise)
+    return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
 def _percentile90(counts: npt.NDArray[np.int64]) -> float:
@@ -391,9 +404,26 @@ def _judge(
     if FLAT_EVIDENCE * hist.flat[hits].sum() < 0.5 * gain:
         exact = hist.flat + hist.edge
         core = float(exact[tree.query_ball_point(colour, 2.0)].sum())
-        if core < 0.5 * gain:
+        if core < 0.5 * gain and _may_ring(colour, chosen, tol):
             return "ringing"
     return "colour"
+
+
+def _may_ring(colour: FloatArray, chosen: FloatArray, tol: Tolerances) -> bool:
+    """Whether an edge-only candidate can be ringing of the chosen colours: within ringing
+    reach of one of them, or the overshoot of a mixture of two. Thin strokes and small
+    text in noisy input (JPEG, scans) are edge-only too, but their ink lies far from both
+    (black text on yellow is no overshoot of yellow and white). Cost: O(K^2)."""
+    if len(chosen) == 0:
+        return True
+    off = chosen - colour
+    if float(np.sqrt((off * off).sum(axis=1)).min()) <= 2.0 * RINGING_REACH * tol.mix:
+        return True
+    if len(chosen) < 2:
+        return False
+    first, second = np.triu_indices(len(chosen), 1)
+    res, _ = segment_residual(colour[None, :], chosen[first], chosen[second], tol.split)
+    return bool((res < tol.mix).any())
 
 
 def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArray, bool]:
@@ -516,15 +546,16 @@ def find_palette(
         return np.zeros((0, 3))
     palette, explained = greedy_palette(hist, tol, min(max(colors or 0, AUTO_CAP), GREEDY_MAX))
     total = float(hist.flat.sum() + hist.edge.sum())
-    shaded = colour_count.off_palette_share(hist.lab, hist.flat, total, palette) >= (
-        colour_count.SHADED_SHARE
-    )
-    if shaded and maps.noise >= colour_count.CLEAN_NOISE:
-        # Speckled ink on paper: its two colours, whether counted or asked for.
-        pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, tol.mix)
+    off = colour_count.off_palette_share(hist.rgb, hist.lab, hist.flat, total, palette, tol.rgb)
+    shaded = off >= colour_count.SHADED_SHARE
+    if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
+        # Speckled ink on paper: its two colours, whether counted or asked for (the paper's
+        # grain and uneven light may have passed for flat colours of their own).
+        mix = max(tol.mix, 1.5 * maps.grain)
+        pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, mix, palette)
         if pair is not None:
             return pair[: max(colors or 2, 1)]
-    if explained and not shaded:
+    if explained and (colors is not None or not shaded):
         if colors is None or len(palette) <= colors:
             return palette
         return reduce_palette(hist, palette, colors)
@@ -565,31 +596,11 @@ def _shaded_palette(hist: Histogram, palette: FloatArray, rough: float) -> Float
 
 
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
-    """Step 5 (flat art, fewer colours asked for): keep the `k` artwork colours that best
-    represent all of them (weighted k-medoids), so merged colours become one of the
-    artwork's own colours rather than a muddy average. Cost: O(K^2 k) for K found colours.
-    """
-    lab = srgb_to_lab(palette)
-    idx, _ = nearest(hist.lab, lab)
-    w = np.bincount(idx, hist.flat + hist.edge, minlength=len(palette))
-    dist = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=-1)
-    best = np.full(len(palette), np.inf)
-    medoids: list[int] = []
-    for _ in range(k):
-        cost = (w[:, None] * np.minimum(best[:, None], dist)).sum(axis=0)
-        cost[medoids] = np.inf
-        pick = int(np.argmin(cost))
-        medoids.append(pick)
-        best = np.minimum(best, dist[:, pick])
-    for _ in range(4):
-        owner = np.argmin(dist[:, medoids], axis=1)
-        for j in range(k):
-            members = np.flatnonzero(owner == j)
-            if members.size == 0:  # a duplicate colour: its twin owns the members
-                continue
-            inner = (w[members, None] * dist[np.ix_(members, members)]).sum(axis=0)
-            medoids[j] = int(members[np.argmin(inner)])
-    return palette[medoids]
+    """Step 5 (flat art, fewer colours asked for): keep the `k` artwork colours that matter
+    most to the eye (`palette_choice`), so merged colours become one of the artwork's own
+    colours rather than a muddy average, and dark outlines and text ink stay. Cost: O(B log
+    K) plus O(K^2 k) for K found colours."""
+    return palette_choice.keep_most_visible(hist.lab, hist.flat, hist.edge, palette, k)
 
 
 def nearest(
@@ -721,7 +732,7 @@ def assign(
         return labels
     if colours is None:
         colours = distinct_colours(rgb, maps)
-    if len(palette) == 2 and maps.noise >= colour_count.CLEAN_NOISE:
+    if len(palette) == 2 and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
         # Ink on paper (a scan, a stamp, a noisy two-colour image): where the ink is.
         uidx = colour_count.ink_or_paper(colours.rgb.astype(np.float64), colours.count, palette)
         if colours.everything:
@@ -738,7 +749,7 @@ def assign(
         pure = np.zeros((h, w), dtype=bool)
         pure[maps.opaque] = colours.spread(upure)
 
-    if len(palette) > TABLE_COLOURS and maps.noise >= colour_count.CLEAN_NOISE:
+    if len(palette) > TABLE_COLOURS and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
         # A photo's many colours (`colour_count`): its edges are texture, not anti-aliasing
         # between flat colours, and the nearest colour is the faithful one.
         return labels
