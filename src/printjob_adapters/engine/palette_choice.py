@@ -6,9 +6,9 @@ cost of merging colour j into colour m is how much the picture changes where j w
     weight_j * distance(j, m)
 
 - The distance stresses lightness (`LIGHTNESS_WEIGHT`) over chroma: the eye reads shapes
-  and letters by lightness contrast, so black ink on yellow is far from the yellow, while a
-  white surround is nearer the yellow than black is (same hue family, small lightness step),
-  and a second shade of the background is nearer still.
+  and letters by lightness contrast, so black ink is far from the yellow it sits on, and a
+  second shade of the background is near it. Only moderately: hue matters too (a green
+  leaf must not give way to a second red).
 - The weight counts a colour's edge pixels (`quantise.Histogram.edge`: strokes, outlines,
   small text) `EDGE_WEIGHT` times its interior pixels: a dark outline or text ink covers
   few pixels but carries the drawing.
@@ -31,9 +31,9 @@ from printjob_adapters.engine.colour import srgb_to_lab
 FloatArray = npt.NDArray[np.floating[Any]]
 
 #: Lightness differences count this many times as much as chroma ones.
-LIGHTNESS_WEIGHT = 4.0
+LIGHTNESS_WEIGHT = 1.5
 #: An edge pixel (stroke, outline, text) counts this many times as much as an interior one.
-EDGE_WEIGHT = 8.0
+EDGE_WEIGHT = 16.0
 #: Medoid refinement rounds after the greedy start.
 _ROUNDS = 4
 
