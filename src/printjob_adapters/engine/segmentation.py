@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, quantise
+from printjob_adapters.engine import cleanup, illumination, quantise
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
@@ -83,6 +83,8 @@ def segment(
     # The colour steps read the first three channels of RGB or RGBA alike (`pixel_rows`):
     # no RGB copy of the image.
     rgb = np.ascontiguousarray(rgba)
+    # A page under uneven light: traced with its light divided out (else unchanged).
+    rgb = rgba = illumination.even_out(rgb)
     maps = quantise.pixel_maps(rgba)
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
