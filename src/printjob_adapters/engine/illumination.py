@@ -9,7 +9,8 @@ evened-out page is ink on paper (`colour_count.two_tone`), its evened-out pixels
 traced instead (an evenly lit two-tone page gains nothing and loses nothing by it).
 Anything else (flat art, photos, colour logos) is left exactly as it is.
 
-Cost: only for noisy, fully opaque input whose paper light varies: one
+Cost: only for noisy, fully opaque input whose colours lie near one line (checked on a
+sample, O(N / 16)) and whose paper light varies: one
 `quantise.pixel_maps` and histogram of the evened-out image, O(N), plus O(N) for the block
 percentiles and the bilinear upsampling; the greedy colours only when the histogram
 already looks two-tone.
@@ -33,24 +34,37 @@ EVEN_LIGHT = 0.92
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
 
-def even_out(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """`rgba` with uneven light divided out when that turns it into ink on paper; else
-    `rgba` itself (the same array)."""
+def even_out(
+    rgba: npt.NDArray[np.uint8], maps: quantise.PixelMaps
+) -> tuple[npt.NDArray[np.uint8], quantise.PixelMaps]:
+    """`rgba` with uneven light divided out, and its pixel maps, when that turns it into ink
+    on paper; else `rgba` and `maps` themselves (`maps` are `rgba`'s)."""
     h, w = rgba.shape[:2]
-    if min(h, w) < 2 * BLOCKS or not bool((rgba[..., 3] == 255).all()):
-        return rgba
-    maps = quantise.pixel_maps(rgba)
-    if max(maps.noise, maps.grain) < colour_count.CLEAN_NOISE:
-        return rgba  # a clean render is lit by nobody
+    if min(h, w) < 2 * BLOCKS or max(maps.noise, maps.grain) < colour_count.CLEAN_NOISE:
+        return rgba, maps  # tiny, or a clean render: lit by nobody
+    if not bool(maps.solid.all()) or not _thin(rgba):
+        return rgba, maps
     light = paper_light(rgba)
     if float(light.min()) >= EVEN_LIGHT * float(light.max()):
-        return rgba
+        return rgba, maps
     gain = float(light.max()) / np.maximum(light, 1.0)
     evened = rgba.copy()
     evened[..., :3] = np.clip(rgba[..., :3] * gain[..., None] + 0.5, 0, 255).astype(np.uint8)
-    if not _two_tone(evened, quantise.pixel_maps(evened)):
-        return rgba
-    return evened
+    evened_maps = quantise.pixel_maps(evened)
+    if not _two_tone(evened, evened_maps):
+        return rgba, maps
+    return evened, evened_maps
+
+
+def _thin(rgba: npt.NDArray[np.uint8]) -> bool:
+    """Whether the colours, sampled on every fourth row and column, lie near one line (the
+    second principal axis at most `colour_count.TWO_TONE_THINNESS` of the first): ink and
+    paper under any light do; photos and colour logos do not (0.3 to 0.6). Cost: O(N / 16).
+    """
+    sample = rgba[::4, ::4, :3].reshape(-1, 3).astype(np.float32)
+    sample -= sample.mean(axis=0)
+    spread = np.linalg.eigvalsh(sample.T @ sample / max(len(sample), 1))
+    return bool(spread[1] <= colour_count.TWO_TONE_THINNESS**2 * spread[2])
 
 
 def paper_light(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:

@@ -83,9 +83,10 @@ def segment(
     # The colour steps read the first three channels of RGB or RGBA alike (`pixel_rows`):
     # no RGB copy of the image.
     rgb = np.ascontiguousarray(rgba)
-    # A page under uneven light: traced with its light divided out (else unchanged).
-    rgb = rgba = illumination.even_out(rgb)
     maps = quantise.pixel_maps(rgba)
+    # A page under uneven light: traced with its light divided out (else unchanged).
+    rgb, maps = illumination.even_out(rgb, maps)
+    rgba = rgb
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)
