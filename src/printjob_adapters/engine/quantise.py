@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.spatial import cKDTree
 
+from printjob_adapters.engine import colour_count, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 
 FloatArray = npt.NDArray[np.floating[Any]]
@@ -51,6 +52,12 @@ RINGING_REACH = 2.0
 VALLEY_RANGE = 16.0
 #: Mean CIELAB error at which an automatic photo/gradient palette is faithful enough.
 FIDELITY = 5.0
+#: Below this share of near-flat pixels (5x5 spread up to 16), an image is noisy all over.
+NEAR_FLAT_SHARE = 0.25
+#: ...among at least this many pixels (a thumbnail's few pixels are all edge).
+NOISY_ALL_OVER_MIN = 64 * 64
+#: The grain such an image is given at most.
+MAX_NOISE = 40.0
 _BITS = 6  # histogram resolution per channel; bin means keep the exact colours
 _SHIFT = 8 - _BITS
 
@@ -63,6 +70,7 @@ class PixelMaps:
     solid: BoolArray  # fully opaque: trusted for colour estimates
     flat: BoolArray  # fully opaque region interior: its 5x5 neighbourhood varies little
     noise: float  # 5x5 sRGB range of near-flat areas, 90th percentile (0 for clean PNG art)
+    grain: float = 0.0  # median 5x5 sRGB range where hardly any area is near-flat, else 0
 
 
 @attrs.frozen(eq=False)
@@ -97,9 +105,15 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
         interior_spread = spread[solid_interior]
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
-    noise = _percentile90(np.bincount(interior_spread, minlength=256)[:17])
+    counts = np.bincount(interior_spread, minlength=256)
+    noise = _percentile90(counts[:17])
+    # Hardly any near-flat area (a phone photo of a print, heavy grain): noise all over,
+    # whose typical spread, not the few calm pixels, says how far its colours scatter.
+    grain = 0.0
+    if counts.sum() >= NOISY_ALL_OVER_MIN and counts[:17].sum() < NEAR_FLAT_SHARE * counts.sum():
+        grain = min(float(np.median(interior_spread)), MAX_NOISE)
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
-    return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise)
+    return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
 def _percentile90(counts: npt.NDArray[np.int64]) -> float:
@@ -390,9 +404,26 @@ def _judge(
     if FLAT_EVIDENCE * hist.flat[hits].sum() < 0.5 * gain:
         exact = hist.flat + hist.edge
         core = float(exact[tree.query_ball_point(colour, 2.0)].sum())
-        if core < 0.5 * gain:
+        if core < 0.5 * gain and _may_ring(colour, chosen, tol):
             return "ringing"
     return "colour"
+
+
+def _may_ring(colour: FloatArray, chosen: FloatArray, tol: Tolerances) -> bool:
+    """Whether an edge-only candidate can be ringing of the chosen colours: within ringing
+    reach of one of them, or the overshoot of a mixture of two. Thin strokes and small
+    text in noisy input (JPEG, scans) are edge-only too, but their ink lies far from both
+    (black text on yellow is no overshoot of yellow and white). Cost: O(K^2)."""
+    if len(chosen) == 0:
+        return True
+    off = chosen - colour
+    if float(np.sqrt((off * off).sum(axis=1)).min()) <= 2.0 * RINGING_REACH * tol.mix:
+        return True
+    if len(chosen) < 2:
+        return False
+    first, second = np.triu_indices(len(chosen), 1)
+    res, _ = segment_residual(colour[None, :], chosen[first], chosen[second], tol.split)
+    return bool((res < tol.mix).any())
 
 
 def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArray, bool]:
@@ -514,13 +545,26 @@ def find_palette(
     if len(hist.rgb) == 0:
         return np.zeros((0, 3))
     palette, explained = greedy_palette(hist, tol, min(max(colors or 0, AUTO_CAP), GREEDY_MAX))
-    if explained:
+    total = float(hist.flat.sum() + hist.edge.sum())
+    off = colour_count.off_palette_share(hist.rgb, hist.lab, hist.flat, total, palette, tol.rgb)
+    shaded = off >= colour_count.SHADED_SHARE
+    if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
+        # Speckled ink on paper: its two colours, whether counted or asked for (the paper's
+        # grain and uneven light may have passed for flat colours of their own).
+        mix = max(tol.mix, 1.5 * maps.grain)
+        pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, mix, palette)
+        if pair is not None:
+            return pair[: max(colors or 2, 1)]
+    if explained and (colors is not None or not shaded):
         if colors is None or len(palette) <= colors:
             return palette
         return reduce_palette(hist, palette, colors)
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors)
-    # Photo, scan or gradient: the fewest of 4, 8, 16, 32 colours that render it faithfully.
+    if shaded:
+        return _shaded_palette(hist, palette, colour_count.roughness(rgb))
+    # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it
+    # faithfully.
     w = hist.flat + hist.edge
     for k in (4, 8, 16, AUTO_CAP):
         refined = refine_palette(hist, palette[:k], k)
@@ -530,32 +574,33 @@ def find_palette(
     return refined
 
 
+def _shaded_palette(hist: Histogram, palette: FloatArray, rough: float) -> FloatArray:
+    """Automatic colours for shaded art and photos (`colour_count`): smooth shading keeps
+    its flat colours exactly and gains band colours until gradients show no step; a photo's
+    colours all move, as many as its fidelity needs.
+    Cost: `colour_count.grow_palette`."""
+    if rough < colour_count.SMOOTH_ROUGHNESS:
+        # Only flat pixels place band colours: edge pixels of clean art are anti-aliasing
+        # between two colours, and a colour placed on them would eat thin outlines.
+        return colour_count.grow_palette(
+            hist.lab,
+            hist.flat,
+            palette,
+            len(palette),
+            colour_count.band_faithful(hist.flat),
+            max(colour_count.SHADED_MAX, len(palette)),
+        )
+    weight = hist.flat + 0.25 * hist.edge
+    photo = colour_count.photo_faithful(hist.flat + hist.edge)
+    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo)
+
+
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
-    """Step 5 (flat art, fewer colours asked for): keep the `k` artwork colours that best
-    represent all of them (weighted k-medoids), so merged colours become one of the
-    artwork's own colours rather than a muddy average. Cost: O(K^2 k) for K found colours.
-    """
-    lab = srgb_to_lab(palette)
-    idx, _ = nearest(hist.lab, lab)
-    w = np.bincount(idx, hist.flat + hist.edge, minlength=len(palette))
-    dist = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=-1)
-    best = np.full(len(palette), np.inf)
-    medoids: list[int] = []
-    for _ in range(k):
-        cost = (w[:, None] * np.minimum(best[:, None], dist)).sum(axis=0)
-        cost[medoids] = np.inf
-        pick = int(np.argmin(cost))
-        medoids.append(pick)
-        best = np.minimum(best, dist[:, pick])
-    for _ in range(4):
-        owner = np.argmin(dist[:, medoids], axis=1)
-        for j in range(k):
-            members = np.flatnonzero(owner == j)
-            if members.size == 0:  # a duplicate colour: its twin owns the members
-                continue
-            inner = (w[members, None] * dist[np.ix_(members, members)]).sum(axis=0)
-            medoids[j] = int(members[np.argmin(inner)])
-    return palette[medoids]
+    """Step 5 (flat art, fewer colours asked for): keep the `k` artwork colours that matter
+    most to the eye (`palette_choice`), so merged colours become one of the artwork's own
+    colours rather than a muddy average, and dark outlines and text ink stay. Cost: O(B log
+    K) plus O(K^2 k) for K found colours."""
+    return palette_choice.keep_most_visible(hist.lab, hist.flat, hist.edge, palette, k)
 
 
 def nearest(
@@ -676,7 +721,8 @@ def assign(
 
     Nearest colour in CIELAB per distinct input colour, then edge unmixing: an edge pixel
     that is a mixture of the two nearest interior colours around it takes the nearer one
-    (coverage a >= 0.5), even when a third palette colour lies between them.
+    (coverage a >= 0.5), even when a third palette colour lies between them. Two colours
+    in noisy input are ink and paper instead (`colour_count.ink_or_paper`).
     Cost: O(N + U K) for U distinct colours, plus O(E * (24 + K)) for E edge pixels near
     interiors.
     """
@@ -686,6 +732,13 @@ def assign(
         return labels
     if colours is None:
         colours = distinct_colours(rgb, maps)
+    if len(palette) == 2 and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
+        # Ink on paper (a scan, a stamp, a noisy two-colour image): where the ink is.
+        uidx = colour_count.ink_or_paper(colours.rgb.astype(np.float64), colours.count, palette)
+        if colours.everything:
+            return colours.spread(uidx).reshape(h, w)
+        labels[maps.opaque] = colours.spread(uidx)
+        return labels
     uidx, udist = nearest(srgb_to_lab(colours.rgb.astype(np.float64)), srgb_to_lab(palette))
     upure = udist <= tol.point
     if colours.everything:
@@ -696,6 +749,10 @@ def assign(
         pure = np.zeros((h, w), dtype=bool)
         pure[maps.opaque] = colours.spread(upure)
 
+    if len(palette) > TABLE_COLOURS and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
+        # A photo's many colours (`colour_count`): its edges are texture, not anti-aliasing
+        # between flat colours, and the nearest colour is the faithful one.
+        return labels
     _unmix_edges(labels, rgb, maps.opaque & ~maps.flat, maps.flat & pure, palette, tol, colours)
     return labels
 

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, quantise
+from printjob_adapters.engine import cleanup, illumination, quantise
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks
 from printjob_adapters.engine.options import Background
@@ -85,6 +85,9 @@ def segment(
     # no RGB copy of the image.
     rgb = np.ascontiguousarray(rgba)
     maps = quantise.pixel_maps(rgba)
+    # A page under uneven light: traced with its light divided out (else unchanged).
+    rgb, maps = illumination.even_out(rgb, maps)
+    rgba = rgb
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)

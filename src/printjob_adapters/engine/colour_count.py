@@ -1,0 +1,301 @@
+"""The automatic colour count: as many colours as the content needs, and no more.
+
+`quantise.greedy_palette` finds an artwork's flat colours. That is the whole answer for flat
+art, but three other kinds of content need something else:
+
+- **Texture** (a rubber stamp's speckled ink, a two-tone scan's paper grain): the pixels are
+  mixtures of two colours, ink and paper, at every proportion, and the ink is so speckled
+  that it has hardly a flat pixel. `two_tone` recognises it (every pixel lies on the line
+  between two colours, and the tones between them are never flat: a photo's mid-tones form
+  smooth areas, a texture's do not) and returns its two end colours: the ink as printed, not a
+  washed-out mean of ink and paper.
+- **Shaded art** (a flat logo on a gradient, shading): clean input whose flat areas are not
+  all within sight of a flat colour. Its flat colours are kept exactly; band colours are
+  added between them until neighbouring bands are closer than `BAND_STEP` (`grow_palette`),
+  up to `SHADED_MAX` (64) colours.
+- **Photos** (noisy and not two-tone): colours are added until the mean CIEDE2000 error of
+  the pixels is at most `PHOTO_FIDELITY`, up to `AUTO_MAX` (256).
+
+Which kind an image is follows from `off_palette_share`: flat pixels visibly off every
+flat colour are shading, texture or photo content; flat art has none. Every step works on
+the colour histogram (`quantise.Histogram`, at most 2^18 bins, a few thousand for most
+images), never pixel by pixel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from printjob_adapters.engine.colour import ciede2000, lab_to_srgb, srgb_to_lab
+
+FloatArray = npt.NDArray[np.floating[Any]]
+
+#: CIEDE2000 at which a flat pixel is visibly another colour than its palette colour.
+VISIBLE = 3.0
+#: Share of the pixels that may be flat yet visibly off every flat colour in flat art.
+SHADED_SHARE = 0.03
+#: Most CIEDE2000 between neighbouring bands of a gradient (about one just-noticeable step).
+BAND_STEP = 2.5
+#: CIEDE2000 from a flat pixel to its band colour within which neighbouring bands stay
+#: under `BAND_STEP`: under half of it, as band colours are measured from whole 6-bit
+#: histogram bins and re-measured from their pixels afterwards.
+BAND_REACH = 0.4 * BAND_STEP
+#: Share of the flat pixels that may still be further than `BAND_REACH` from every colour.
+BAND_LEFT = 0.0002
+#: Mean CIEDE2000 of a photo's pixels to their colours at which its palette is faithful.
+PHOTO_FIDELITY = 2.5
+#: The automatic count never goes beyond this (photos).
+AUTO_MAX = 256
+#: Nor beyond this for clean shaded art: 64 bands of `BAND_STEP` span any one gradient (a
+#: CIEDE2000 of 160 is more than black to white), and a colour plane that would need more
+#: gets slightly coarser steps rather than thousands of paths.
+SHADED_MAX = 64
+#: Below this noise level (`quantise.PixelMaps.noise`) the input is a clean render: its
+#: flat colours are exact and kept as they are.
+CLEAN_NOISE = 4.0
+#: A two-tone image: at least this share of its pixels is a mixture of the two colours...
+TWO_TONE_EXPLAINED = 0.95
+#: ...and at most this share of its mid-tones (a quarter to three quarters of the way from
+#: one colour to the other) is flat. Photos' mid-tones are smooth areas (0.15 to 0.6 on
+#: greyscale photos); a stamp's or scan's are speckle and edges (about 0.002).
+TWO_TONE_FLAT_MIDTONES = 0.05
+#: ...and its colour cloud is thin: across the line between the two colours (second
+#: principal axis) at most this share of its length (first axis). Noise makes it 0.03 to
+#: 0.1 thick; a noisy two-axis gradient is 0.8.
+TWO_TONE_THINNESS = 0.2
+#: Each end colour of a two-tone image is the mean of this outermost share of its side:
+#: the solid ink, not ink thinned by speckle and anti-aliasing.
+END_SHARE = 0.25
+#: In ink on paper, a pixel with at least this share of ink (along the line from paper to
+#: ink) is ink: speckled, thinned or partly lifted ink is still where the ink is.
+INK_SHARE = 0.3
+#: Below this roughness (`roughness`, 8-bit luma levels) shaded content is smooth: a
+#: rendered gradient or shading, not a photo. A steep clean gradient changes by several
+#: levels per pixel but hardly bends (0 to 1); sensor noise and JPEG blocks bend it by 2 or
+#: more.
+SMOOTH_ROUGHNESS = 1.5
+#: Lloyd iterations after each growth step.
+_ITERATIONS = 4
+
+
+def palette_error(hist_lab: FloatArray, palette: FloatArray) -> FloatArray:
+    """CIEDE2000 from each histogram colour (CIELAB) to its nearest palette colour (sRGB).
+    Cost: O(B log K) for B bins and K colours."""
+    pal_lab = srgb_to_lab(palette)
+    _, idx = cKDTree(pal_lab).query(hist_lab)
+    return ciede2000(hist_lab, pal_lab[idx])
+
+
+def off_palette_share(
+    hist_rgb: FloatArray,
+    hist_lab: FloatArray,
+    flat: FloatArray,
+    total: float,
+    palette: FloatArray,
+    noise_rgb: float,
+) -> float:
+    """Share of all pixels that are flat yet visibly (`VISIBLE`) off every palette colour
+    and further from it in sRGB than the image's noise (`noise_rgb`: JPEG noise on a dark
+    colour is a large CIEDE2000 but still that colour): shading, texture or photo content.
+    Flat art has almost none (anti-aliased edges are not flat): 0.3 % at most on both
+    corpora and JPEG'd logos, against 4 to 37 % on photos and gradients. Cost: two
+    nearest-colour look-ups, O(B log K) for B bins and K colours."""
+    if len(palette) == 0 or total <= 0:
+        return 1.0
+    pal_lab = srgb_to_lab(palette)
+    _, idx = cKDTree(pal_lab).query(hist_lab)
+    rgb_dist, _ = cKDTree(palette).query(hist_rgb)
+    de = ciede2000(hist_lab, pal_lab[idx])
+    off = (de > VISIBLE) & (rgb_dist > noise_rgb)
+    return float(flat[off].sum() / total)
+
+
+def grow_palette(
+    hist_lab: FloatArray,
+    weight: FloatArray,
+    seeds: FloatArray,
+    fixed: int,
+    faithful: Callable[[FloatArray], bool],
+    cap: int = AUTO_MAX,
+) -> FloatArray:
+    """Add colours to `seeds` (sRGB; the first `fixed` never move) until `faithful(errors)`
+    holds for the CIEDE2000 error of every histogram bin, or `cap` colours.
+
+    Each round doubles the count: new colours go where the weighted error is largest
+    (farthest-point seeding, so two new colours never land side by side), then a few
+    weighted Lloyd iterations in CIELAB move the free colours. Cost: O(log cap) rounds of
+    O(iterations * B log K) for B bins, plus O(K B) for the seeding.
+    """
+    centres = srgb_to_lab(seeds) if len(seeds) else hist_lab[[int(np.argmax(weight))]]
+    centres = np.array(centres, dtype=np.float64)
+    fixed = min(fixed, len(centres))
+    while True:
+        _, idx = cKDTree(centres).query(hist_lab)
+        error = ciede2000(hist_lab, centres[idx])
+        if faithful(error) or len(centres) >= cap:
+            break
+        add = min(max(len(centres), 4), cap - len(centres))
+        # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
+        # Lloyd steps measure it.
+        dist = np.linalg.norm(hist_lab - centres[idx], axis=1)
+        picks: list[int] = []
+        for _ in range(add):
+            score = weight * dist * dist
+            pick = int(np.argmax(score))
+            if score[pick] <= 0:
+                break
+            picks.append(pick)
+            np.minimum(dist, np.linalg.norm(hist_lab - hist_lab[pick], axis=1), out=dist)
+        if not picks:
+            break
+        centres = np.vstack([centres, hist_lab[picks]])
+        for _ in range(_ITERATIONS):
+            _, idx = cKDTree(centres).query(hist_lab)
+            mass = np.bincount(idx, weight, minlength=len(centres))
+            moved = np.stack(
+                [
+                    np.bincount(idx, weight * hist_lab[:, c], minlength=len(centres))
+                    for c in range(3)
+                ],
+                axis=1,
+            )
+            free = mass > 0
+            free[:fixed] = False
+            centres[free] = moved[free] / mass[free, None]
+    out: FloatArray = lab_to_srgb(centres)
+    if fixed:
+        out[:fixed] = seeds[:fixed]  # exactly, not through a CIELAB round trip
+    return out
+
+
+def band_faithful(flat: FloatArray) -> Callable[[FloatArray], bool]:
+    """Shaded art is faithful when almost every flat pixel is within `BAND_REACH` of a
+    colour, so neighbouring bands are at most `BAND_STEP` apart."""
+    total = float(flat.sum())
+
+    def done(error: FloatArray) -> bool:
+        return total <= 0 or float(flat[error > BAND_REACH].sum()) <= BAND_LEFT * total
+
+    return done
+
+
+def photo_faithful(weight: FloatArray) -> Callable[[FloatArray], bool]:
+    """A photo is faithful when its pixels' mean CIEDE2000 is at most `PHOTO_FIDELITY`."""
+    total = float(weight.sum())
+
+    def done(error: FloatArray) -> bool:
+        return total <= 0 or float((error * weight).sum()) <= PHOTO_FIDELITY * total
+
+    return done
+
+
+def two_tone(
+    rgb: FloatArray, flat: FloatArray, edge: FloatArray, mix: float, found: FloatArray
+) -> FloatArray | None:
+    """The two colours of a two-tone texture (stamp, scan), most pixels first, or None.
+
+    Along the main axis of the colour cloud (sRGB, where ink and paper mix), the pixels are
+    split in two (Otsu); each end colour is the mean of the outermost `END_SHARE` of its side, so
+    speckle and anti-aliasing tints never pull the ink towards the paper. The image is
+    two-tone when nearly every pixel lies within `mix` of the line between the two ends
+    (twice `mix`: speckle is not an exact mixture) and its mid-tones are hardly ever flat.
+    Cost: O(B log B) for B histogram bins.
+    """
+    weight = flat + edge
+    total = float(weight.sum())
+    if total <= 0 or len(rgb) < 2:
+        return None
+    mean = (rgb * weight[:, None]).sum(axis=0) / total
+    off = rgb - mean
+    cov = (off * weight[:, None]).T @ off / total
+    spread, axes = np.linalg.eigh(cov)
+    if spread[1] > (TWO_TONE_THINNESS**2) * spread[2]:
+        return None  # a colour plane (photo, 2-D gradient), not one line of mixtures
+    axis = axes[:, -1]
+    t = off @ axis
+    order = np.argsort(t, kind="stable")
+    ts, ws = t[order], weight[order]
+    cum_w = np.cumsum(ws)[:-1]
+    cum_t = np.cumsum(ws * ts)[:-1]
+    rest = total - cum_w
+    valid = (cum_w > 0) & (rest > 0)
+    if not valid.any():
+        return None
+    low_mean = cum_t / np.where(valid, cum_w, 1.0)
+    high_mean = (float((ws * ts).sum()) - cum_t) / np.where(valid, rest, 1.0)
+    between = np.where(valid, cum_w * rest * (low_mean - high_mean) ** 2, -1.0)
+    cut = ts[int(np.argmax(between))]
+    ends = []
+    for side, low_side in ((t <= cut, True), (t > cut, False)):
+        ts_side, ws_side = t[side], weight[side]
+        if ws_side.sum() <= 0:
+            return None
+        by_t = np.argsort(ts_side, kind="stable")
+        cum = np.cumsum(ws_side[by_t])
+        share = END_SHARE if low_side else 1.0 - END_SHARE
+        bound = ts_side[by_t][int(np.searchsorted(cum, share * cum[-1]))]
+        outer = ts_side <= bound if low_side else ts_side >= bound
+        ends.append((rgb[side][outer] * ws_side[outer, None]).sum(axis=0) / ws_side[outer].sum())
+    low, high = ends
+    direction = high - low
+    span = float(direction @ direction)
+    if span <= 0:
+        return None
+    pos = (rgb - low) @ direction / span
+    residual = np.linalg.norm(rgb - low - np.clip(pos, 0.0, 1.0)[:, None] * direction, axis=1)
+    if float(weight[residual <= 2.0 * mix].sum()) < TWO_TONE_EXPLAINED * total:
+        return None
+    if len(found):
+        along = np.clip((found - low) @ direction / span, 0.0, 1.0)
+        apart = np.linalg.norm(found - low - along[:, None] * direction, axis=1)
+        if float(apart.max()) > mix:
+            return None
+    mid = (pos > 0.25) & (pos < 0.75)
+    mid_weight = float(weight[mid].sum())
+    if mid_weight > 0 and float(flat[mid].sum()) > TWO_TONE_FLAT_MIDTONES * mid_weight:
+        return None
+    first = float(weight[pos < 0.5].sum()) >= float(weight[pos >= 0.5].sum())
+    pair: FloatArray = np.stack([low, high] if first else [high, low])
+    return pair
+
+
+def ink_or_paper(
+    rgb: FloatArray, count: npt.NDArray[Any], palette: FloatArray
+) -> npt.NDArray[np.int32]:
+    """Label colours (sRGB rows, with their pixel counts) as one of a two-colour palette
+    by their position on the line between the two: the colour covering fewer pixels is the
+    ink and takes every colour with at least `INK_SHARE` of it, so speckle inside the ink
+    (a mixture of ink and paper, nearer the paper in CIELAB) never punches holes in it.
+    Cost: O(U) for U colours."""
+    first, second = palette[0], palette[1]
+    direction = second - first
+    span = float(direction @ direction)
+    if span <= 0:
+        return np.zeros(len(rgb), dtype=np.int32)
+    pos = (rgb - first) @ direction / span
+    second_is_ink = float(count[pos >= 0.5].sum()) <= float(count[pos < 0.5].sum())
+    ink: npt.NDArray[np.bool_] = pos >= INK_SHARE if second_is_ink else pos > 1.0 - INK_SHARE
+    return ink.astype(np.int32)
+
+
+def roughness(rgba: npt.NDArray[np.uint8], step: int = 4) -> float:
+    """How much the image bends from pixel to pixel: the 75th percentile of the absolute
+    second difference of luma along every `step`-th row, over opaque pixels. A gradient,
+    however steep, is straight (0 to 1 levels); noise and texture are not. Cost: O(N / step).
+    """
+    rows = rgba[::step]
+    if rows.shape[1] < 3:
+        return 0.0
+    luma = rows[..., :3].astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
+    bend = np.abs(luma[:, :-2] - 2.0 * luma[:, 1:-1] + luma[:, 2:])
+    if rows.shape[-1] < 4:
+        values = bend.ravel()
+    else:
+        solid = rows[..., 3] == 255
+        values = bend[solid[:, :-2] & solid[:, 1:-1] & solid[:, 2:]]
+    return float(np.percentile(values, 75)) if len(values) else 0.0
