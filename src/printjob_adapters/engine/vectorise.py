@@ -26,6 +26,7 @@ from printjob_adapters.engine.subpixel import (
     crack_shifts,
     face_colors,
     junction_points,
+    thin_slack,
 )
 from printjob_adapters.engine.vector import Layer, VectorArt
 
@@ -65,7 +66,7 @@ def vectorise(
     stacking = stack_layers(graph, colors)
     needed = outline_edges(graph, stacking.members)
     checkpoint(0.25)
-    slack = edge_slack(graph, colors4)
+    slack = edge_slack(graph, colors4) * thin_slack(graph)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     layers = []
     for k in stacking.order.tolist():
