@@ -54,13 +54,18 @@ NOISY_STROKE_MIN = 7
 #: Dots are examined up to this many pixels; larger groups are never merged as specks
 #: anyway.
 DOT_MAX = 64
-#: Least CIELAB distance between a detail's colour and the colour around it in clean
-#: input (a light grey rule on white is a line too) ...
+#: Least CIELAB distance between a detail's colour and the colour around it for a long
+#: rule (at least `LONG_RULE` pixels) in clean input: a light grey rule on white is a
+#: line too ...
 CONTRAST = 10.0
-#: ... and in noisy input, where noise blotches reach further.
+LONG_RULE = 16
+#: ... and for any other detail, and in noisy input, where noise blotches reach further.
 NOISY_CONTRAST = 25.0
 #: Largest component `_corner_pieces` examines (`cleanup.SPECKLE_MAX`).
 PIECE_MAX = 12
+#: How far (share of the distance between the two colours around it) a detail's colour
+#: may lie off the line between them and still be a shading step between them.
+BETWEEN = 0.35
 #: Least mean coverage of a detail's own colour over its pixels (0.5 would drop the
 #: strokes and counters `recover_strokes` put back, which are faint by nature).
 TRUE_COLOUR = 0.3
@@ -144,8 +149,11 @@ def detail_mask(
     contrast[opaque_around] = np.linalg.norm(
         lab[own[opaque_around]] - lab[around[opaque_around]], axis=1
     )
-    floor = NOISY_CONTRAST if noisy else CONTRAST
-    least = max(floor, NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0)
+    # Faint detail counts only as a long rule (a separator); short faint pieces are the
+    # shading steps of soft art.
+    long_rule = extent[cand] >= LONG_RULE
+    floor = np.where(long_rule & ~noisy, CONTRAST, NOISY_CONTRAST)
+    least = np.maximum(floor, max(NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0))
     ok = contrast >= least
 
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
@@ -169,6 +177,17 @@ def detail_mask(
     test = np.flatnonzero(ok & opaque_around & (other >= 0))
     res, tm = segment_residual(pal[own[test]], pal[around[test]], pal[other[test]], split)
     ok[test] = ~((res < mix_tol) & (tm > 0.05) & (tm < 0.95))
+    # Not a shading step: a hairline or an outline stands out from both sides (darker,
+    # lighter or another hue than either), while a band of a soft gradient lies between
+    # the colours on its two sides (CIELAB, loosely: shading is no exact mixture).
+    test = np.flatnonzero(ok & opaque_around & (other >= 0))
+    o, a, b = lab[own[test]], lab[around[test]], lab[other[test]]
+    span = b - a
+    length2 = np.maximum((span * span).sum(axis=1), 1e-9)
+    along = ((o - a) * span).sum(axis=1) / length2
+    off = np.linalg.norm(o - a - along[:, None] * span, axis=1)
+    between = (along > 0.05) & (along < 0.95) & (off <= BETWEEN * np.sqrt(length2))
+    ok[test] = ~between
 
     # Not a fringe pixel by pixel: most of its pixels are no mixture of the two different
     # colours on either side of them (a tint between an outline and the background is).
@@ -197,8 +216,9 @@ def _corner_pieces(
 ) -> BoolArray:
     """Clean input: small components (up to `PIECE_MAX` pixels) joined at a corner to
     more of their colour, such as the paper in the gap of an e that meets the page at a
-    corner. Merged as specks they would close the gap; they stay when their pixels have
-    their colour (`TRUE_COLOUR`) and are mostly no fringe. `group_size` is each
+    corner. Merged as specks they would close the gap; they stay when they stand out
+    (`NOISY_CONTRAST` from the colour around them: not a step of soft shading), their
+    pixels have their colour (`TRUE_COLOUR`) and are mostly no fringe. `group_size` is each
     component's 8-connected group size. O(S log S) for their S pixels."""
     n = comps.count
     piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
@@ -219,8 +239,9 @@ def _corner_pieces(
     t = ((mean[cand] - bg) * towards).sum(axis=1) / np.maximum((towards**2).sum(axis=1), 1e-9)
     fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
     share = np.bincount(pid[fringe], minlength=n) / np.maximum(comps.size, 1)
+    contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
     good = np.zeros(n, dtype=bool)
-    good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5)]] = True
+    good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
     out = good[ids]
     return out
 
