@@ -517,7 +517,8 @@ def recover_strokes(
     examined, and none in photos and scans (noise at least `RIDGE_MAX_NOISE`, or under
     `TEXTURED` of the artwork in flat interiors, see `detail_mask`). The other pixels of a
     tint go to the nearer end of its mixture (`_resolve_tints`), so the tint, which is
-    no colour of the artwork, leaves the file. Returns a
+    no colour of the artwork, leaves the file (in clean input only: noise under
+    `cleanup.NOISY`). Returns a
     new map; `labels` is not changed. Cost: O(E K) for E edge pixels and K colours.
     """
     if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) < 2:
@@ -532,6 +533,10 @@ def recover_strokes(
     at = at[inner]
     flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
     pairs = _tints(labels, flat, flat_rgb, pal, (mix_tol, split, rgb_tol))
+    if noise >= NOISY:
+        # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
+        # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
+        pairs[:] = -1
     tint = pairs[:, 0] >= 0
     out = _resolve_tints(labels, flat_rgb, pal, pairs)
     if len(at) == 0:
