@@ -317,6 +317,44 @@ def _resolve_tints(
     return out
 
 
+def _recover_on_transparency(
+    labels: IntArray, rgba: npt.NDArray[np.uint8], pal: npt.NDArray[np.float64]
+) -> None:
+    """In place: a hairline on transparency whose pixels are mostly under half covered is
+    left out with the transparent background (alpha under 128). A left-out pixel whose
+    alpha is at least `RIDGE_COVERAGE`, a ridge across a row, column or diagonal (as in
+    `recover_strokes`) and has no neighbour more opaque by over `SOLID_STEP` takes the
+    palette colour nearest its own. A soft edge or a shadow
+    fades monotonically and has no ridge. O(N) compares plus O(P K) for the P pixels
+    taken."""
+    h, w = labels.shape
+    if h < 3 or w < 3 or len(pal) == 0:
+        return
+    alpha = rgba[..., 3].astype(np.float64) / 255.0
+    inner = np.zeros((h, w), dtype=bool)
+    inner[1:-1, 1:-1] = True
+    ys, xs = np.nonzero(inner & (labels < 0) & (alpha >= RIDGE_COVERAGE))
+    if len(ys) == 0:
+        return
+    mine = alpha[ys, xs]
+    ridge = np.zeros(len(ys), dtype=bool)
+    beside_solid = np.zeros(len(ys), dtype=bool)
+    for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        before = alpha[ys - dy, xs - dx]
+        after = alpha[ys + dy, xs + dx]
+        ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
+        beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
+    # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
+    # shape, not a hairline of its own.
+    ridge &= ~beside_solid
+    ys, xs = ys[ridge], xs[ridge]
+    if len(ys) == 0:
+        return
+    colour = rgba[ys, xs, :3].astype(np.float64)
+    distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
+    labels[ys, xs] = np.argmin(distance, axis=1).astype(np.int32)
+
+
 def _fringe_pixels(
     labels: IntArray,
     flat_rgb: npt.NDArray[np.float64],
@@ -484,6 +522,9 @@ RIDGE_NOISE_STEP = 0.025
 #: Least rise of coverage over the previous pixel for a ridge: along a stroke coverage
 #: is flat, and rounding must not make every pixel of it a ridge across.
 RIDGE_STEP = 0.02
+#: A left-out pixel beside one more opaque than itself by this much is a shape's soft
+#: edge, not a faint hairline (`_recover_on_transparency`).
+SOLID_STEP = 0.5
 #: Above this noise level (`cleanup.PHOTO_NOISE`, photos and scans) no strokes are recovered.
 RIDGE_MAX_NOISE = 8.0
 
@@ -518,13 +559,19 @@ def recover_strokes(
     `TEXTURED` of the artwork in flat interiors, see `detail_mask`). The other pixels of a
     tint go to the nearer end of its mixture (`_resolve_tints`), so the tint, which is
     no colour of the artwork, leaves the file (in clean input only: noise under
-    `cleanup.NOISY`). Returns a
+    `cleanup.NOISY`). On transparency, faint hairline pixels left out with the background
+    come back the same way (`_recover_on_transparency`). Returns a
     new map; `labels` is not changed. Cost: O(E K) for E edge pixels and K colours.
     """
-    if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) < 2:
+    if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
         return labels
     h, w = labels.shape
     pal = np.asarray(palette, dtype=np.float64)
+    if len(pal) == 1:
+        out = np.array(labels, dtype=np.int32, order="C")
+        if rgb.shape[-1] == 4:
+            _recover_on_transparency(out, rgb, pal)
+        return out
     lab = srgb_to_lab(pal)
     far = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=2) >= RIDGE_CONTRAST
     at = np.flatnonzero((edge & (labels >= 0)).ravel())
@@ -539,6 +586,8 @@ def recover_strokes(
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
     out = _resolve_tints(labels, flat_rgb, pal, pairs)
+    if rgb.shape[-1] == 4:
+        _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
         return out
     flat_labels = labels.ravel()

@@ -95,7 +95,10 @@ def segment(
     palette = quantise.find_palette(rgb, maps, colors, colours).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
-    flat_share = np.count_nonzero(maps.flat) / max(int(np.count_nonzero(maps.opaque)), 1)
+    # Flat interiors are measured on fully opaque pixels only; art that is never fully
+    # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
+    solid = int(np.count_nonzero(maps.solid))
+    flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
     edge = maps.opaque & ~maps.flat
     labels = detail.recover_strokes(
         labels, rgb, palette, edge, maps.flat, maps.noise, tol.mix, tol.split, tol.rgb, flat_share

@@ -177,3 +177,24 @@ def test_speckle_and_jpeg_noise_still_go() -> None:
     jpeg = hard_synthetic.jpeg(Image.fromarray(base), 60)
     result = trace(_png(jpeg), TraceOptions())
     assert result.colors == 2
+
+
+def test_faint_hairline_on_transparency_is_kept_continuous() -> None:
+    # A 1-px outline at a half-pixel position on transparency: its coverage is split over
+    # two columns, each under half opaque, so both were left out with the background.
+    size = (90, 90)
+    alpha = np.zeros((size[1], size[0]), np.float64)
+    alpha[10:80, 20] = 0.5
+    alpha[10:80, 21] = 0.5
+    alpha[30, 40:80] = 1.0
+    rgba = np.zeros((size[1], size[0], 4), np.uint8)
+    rgba[..., :3] = (20, 20, 20)
+    rgba[..., 3] = np.round(alpha * 220).astype(np.uint8)
+    image = Image.fromarray(rgba, "RGBA")
+    result = trace(_png(image), TraceOptions())
+    png = resvg_py.svg_to_bytes(svg_string=result.data.decode(), width=size[0] * 4, dpi=300)
+    shown = np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGBA"))[..., 3]
+    column = shown[12 * 4 : 78 * 4, 19 * 4 : 23 * 4] > 128
+    assert column.any(axis=1).all()
+    widths = column.sum(axis=1) / 4
+    assert abs(float(np.median(widths)) - 1.0) <= 0.5
