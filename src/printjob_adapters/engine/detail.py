@@ -592,16 +592,21 @@ def recover_strokes(
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
+    off = flat_rgb[at] - pal[own]
+    # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
+    # the others are examined, which keeps the cost to the anti-aliased pixels.
+    inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
+    at, own = at[inexact], own[inexact]
+    if len(at) == 0:
+        return out
     px = flat_rgb[at]
-    off = px - pal[own]
-    exact = ((off * off).sum(axis=1) <= rgb_tol * rgb_tol) & ~tint[own]
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
     best = np.full(len(at), -1, dtype=np.int32)
     best_res = np.full(len(at), np.inf)
     for step in (1, w, w + 1, w - 1):
         before, after = flat_labels[at - step], flat_labels[at + step]
-        usable_before = (before >= 0) & (before != own) & ~tint[before] & ~exact
-        usable_after = (after >= 0) & (after != own) & ~tint[after] & ~exact
+        usable_before = (before >= 0) & (before != own) & ~tint[before]
+        usable_after = (after >= 0) & (after != own) & ~tint[after]
         bg = np.where(usable_before, before, np.where(usable_after, after, own))
         for f in range(len(pal)):
             rows = np.flatnonzero(far[bg, f] & (own != f) & ~tint[bg] & ~tint[f])

@@ -13,8 +13,8 @@ largest cell that folds nearly as well as the best is taken, and accepted only w
 cell of it really is one colour (`_uniform`), which JPEG noise (q55 to q85) passes and a
 logo or a photo, whose edges cross cells, does not.
 
-`trace_grid` then takes each cell's robust colour (the median of its inner pixels: JPEG
-rings along cell edges), segments that small image with the ordinary colour steps
+`trace_grid` then takes each cell's colour (the mean of its inner pixels: JPEG rings
+along cell edges), segments that small image with the ordinary colour steps
 (`segmentation.segment`), and emits each layer's outline as polygons along cell edges,
 mapped back to image pixels; layers are stacked as in `stacking`.
 """
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 #: Smallest and largest cell (input pixels per art pixel) looked for.
 MIN_CELL = 3
 MAX_CELL = 64
+#: Most cells (art pixels) a sprite has: a larger grid is an image in its own right and
+#: is traced as one (the polygons are built edge by edge).
+MAX_CELLS = 256 * 256
 #: Fewest cells across and down an image must have to be pixel art.
 MIN_CELLS = 4
 #: Least share of the image's change that must fall on the grid lines.
@@ -74,11 +77,16 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
     """The pixel grid of `rgba` (uint8 (H, W, 4)), or None for anything but pixel art.
 
     Cost: two whole-array difference sums, O(N); the folds O((W + H) × MAX_CELL); the
-    check of each candidate (rarely more than two) O(N log c) for the cell medians.
+    check of each candidate (rarely more than two) O(N) bincounts.
     """
     h, w = rgba.shape[:2]
     top = min(MAX_CELL, w // MIN_CELLS, h // MIN_CELLS)
     if top < MIN_CELL:
+        return None
+    # A sprite has at most `MAX_CELLS` art pixels; at the smallest cell a larger image
+    # holds more than that, and only larger cells are looked for.
+    least = max(MIN_CELL, int(np.ceil(np.sqrt(h * w / MAX_CELLS))))
+    if least > top:
         return None
     px = _premultiplied(rgba)
     across = np.abs(np.diff(px, axis=1)).sum(axis=(0, 2))  # change between column x and x+1
@@ -86,7 +94,7 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
     total = across.sum() + down.sum()
     if total <= 0:
         return None
-    cells = np.arange(MIN_CELL, top + 1)
+    cells = np.arange(least, top + 1)
     share = np.zeros(len(cells))
     phases = np.zeros((len(cells), 2), dtype=np.int64)
     lines_x = np.arange(1, w)  # the grid line after column x - 1
@@ -149,9 +157,9 @@ def _inner(length: int, edges: npt.NDArray[np.int64], cell: int) -> npt.NDArray[
 def _cell_medians(
     values: npt.NDArray[np.float32], grid: Grid
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Each cell's per-channel median over its inner pixels ((rows, cols, C)), and each
-    pixel's cell row and column. Pixels are sorted by cell then value per channel, and
-    each cell's middle element read: O(N log N)."""
+    """Each cell's colour ((rows, cols, C)): the mean of its inner pixels (JPEG rings on
+    the outer ring, which is left out; partial cells with no inner pixel use all theirs),
+    and each pixel's cell row and column. Bincounts, O(N)."""
     h, w, channels = values.shape
     ex = _edges(w, grid.cell, grid.x0)
     ey = _edges(h, grid.cell, grid.y0)
@@ -160,25 +168,21 @@ def _cell_medians(
     rows, cols = len(ey) - 1, len(ex) - 1
     inner = _inner(h, ey, grid.cell)[:, None] & _inner(w, ex, grid.cell)[None, :]
     cell_id = row[:, None] * cols + col[None, :]
-    # Cells with no inner pixel (thin partial cells at the border) use all their pixels.
-    has_inner = np.bincount(cell_id[inner], minlength=rows * cols) > 0
+    n = rows * cols
+    has_inner = np.bincount(cell_id[inner], minlength=n) > 0
     use = inner | ~has_inner[cell_id]
     ids = cell_id[use]
-    out = np.zeros((rows * cols, channels), dtype=np.float32)
-    counts = np.bincount(ids, minlength=rows * cols)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    for ch in range(channels):
-        v = values[..., ch][use]
-        order = np.lexsort((v, ids))
-        middle = starts + counts // 2
-        present = counts > 0
-        out[present, ch] = v[order][middle[present]]
+    counts = np.maximum(np.bincount(ids, minlength=n), 1)
+    out = np.stack(
+        [np.bincount(ids, values[..., ch][use], minlength=n) / counts for ch in range(channels)],
+        axis=1,
+    ).astype(np.float32)
     return out.reshape(rows, cols, channels), row, col
 
 
 def _spread(px: npt.NDArray[np.float32], grid: Grid) -> npt.NDArray[np.float64]:
     """Per cell, the mean deviation (sRGB, summed over channels) of its inner pixels from
-    their median. O(N log N)."""
+    their mean. O(N)."""
     medians, row, col = _cell_medians(px, grid)
     h, w = px.shape[:2]
     ex = _edges(w, grid.cell, grid.x0)
@@ -218,8 +222,8 @@ def trace_grid(
 ) -> VectorArt:
     """Trace pixel art on its grid: one colour per cell, polygons along cell edges.
 
-    Cost: the cell medians, O(N log N); the colour steps on the small cell image (cells
-    are N / cell² pixels); outlines O(cells)."""
+    Cost: the cell colours, O(N); the colour steps on the cell image drawn in blocks (no
+    more pixels than the input); outlines O(cells), at most `MAX_CELLS`."""
     from printjob_adapters.engine.segmentation import segment
 
     h, w = rgba.shape[:2]
