@@ -352,12 +352,14 @@ def clean_speckles(
     split: float = 0.0,
     passes: int = 2,
     keep_every_colour: bool = False,
+    keep: npt.NDArray[np.bool_] | None = None,
 ) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
     Returns the components of the cleaned map (its labels are `.labels()`), so that
     `photo_like` need not label it again. With `keep_every_colour` (an exact count was
-    asked for) each colour keeps at least its largest component. Cost: one
+    asked for) each colour keeps at least its largest component. Components holding a
+    pixel of `keep` (strokes and dots, `detail.detail_mask`) are never merged. Cost: one
     `label_components`, O(N); then per pass O(S) for the S pixels of small components
     (their list is made once and only shrinks) and O(n log n) for n components: merged
     components are joined to their neighbours (`_merge`) rather than the map relabelled.
@@ -365,10 +367,12 @@ def clean_speckles(
     comps = label_components(labels)
     flat_rgb = pixel_rows(rgb)
     palette_lab = srgb_to_lab(palette)
+    kept_base = _kept_base(comps, keep)
     pixels: _Pixels | None = None
     for _ in range(passes):
         n, size, comp_label = comps.count, comps.size, comps.label
         small = (size <= SPECKLE_MAX) & (comp_label >= 0)
+        small[comps.to_id[kept_base]] = False
         if not small.any():
             break
         if pixels is None:
@@ -441,19 +445,28 @@ SPECK_MIN_PIXELS = 64 * 64
 SPECK_PASSES = 4
 
 
-def photo_like(labels: IntArray, noise: float, comps: Components | None = None) -> bool:
+def photo_like(
+    labels: IntArray,
+    noise: float,
+    comps: Components | None = None,
+    keep: npt.NDArray[np.bool_] | None = None,
+) -> bool:
     """Whether the label map looks like a photo or scan rather than flat art: noisy input,
     or many small components (flat art has a few thin strokes and dots, a photo
     thousands of specks). Images under `SPECK_MIN_PIXELS` are never photo-like: every
     pixel of a thumbnail or an icon matters. `comps` are the map's components when the
-    caller has them (`clean_speckles`). Cost: O(n), or one `label_components`, O(N)."""
+    caller has them (`clean_speckles`). Components holding a pixel of `keep` (strokes,
+    letters and dots, `detail.detail_mask`) are art, not specks, and are not counted.
+    Cost: O(n), or one `label_components`, O(N); O(N) more with `keep`."""
     if labels.size < SPECK_MIN_PIXELS:
         return False
     if noise >= PHOTO_NOISE:
         return True
     if comps is None:
         comps = label_components(labels)
-    size = comps.size[comps.label >= 0]
+    counted = comps.label >= 0
+    counted[comps.to_id[_kept_base(comps, keep)]] = False
+    size = comps.size[counted]
     small = int(((size > 0) & (size < SPECK_AREA)).sum())
     return small * 1000 >= BUSY_SMALL * labels.size
 
@@ -481,6 +494,7 @@ def merge_specks(
     max_size: int = SPECK_AREA,
     passes: int = SPECK_PASSES,
     keep_every_colour: bool = False,
+    keep: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Speck filter for photo-like input (what vtracer's filter_speckle does): every
     component under `max_size` pixels joins the neighbouring component whose colour is
@@ -488,17 +502,20 @@ def merge_specks(
     (`photo_like`), so flat art keeps its thin strokes, dots and small text. A speck
     only joins a neighbour that is big, or bigger than itself (ties by id), so two
     neighbouring specks never swap colours. With `keep_every_colour` (an exact count
-    was asked for) each colour's largest component stays. Cost: one `label_components`,
+    was asked for) each colour's largest component stays, and components holding a pixel
+    of `keep` (strokes and dots, `detail.detail_mask`) stay. Cost: one `label_components`,
     O(N); then per pass O(S) for the S pixels of components under `max_size` (listed
     once; the list only shrinks) and O(n log n) for n components (`_merge`).
     """
     comps = label_components(labels)
     flat_rgb = pixel_rows(rgb)
+    kept_base = _kept_base(comps, keep)
     pixels: _Pixels | None = None
     for _ in range(passes):
         n, size, comp_label = comps.count, comps.size, comps.label
         under = (size < max_size) & (comp_label >= 0)
         small = under.copy()
+        small[comps.to_id[kept_base]] = False
         if keep_every_colour:
             # An exact colour count was asked for: each colour's largest component stays.
             ids = np.flatnonzero(comp_label >= 0)
@@ -538,6 +555,15 @@ def merge_specks(
     return comps.labels()
 
 
+def _kept_base(comps: Components, keep: npt.NDArray[np.bool_] | None) -> Int64Array:
+    """The base ids (see `Components`) of the components holding a pixel of `keep`;
+    their current ids are `comps.to_id[...]` of these after any merge. O(N)."""
+    if keep is None:
+        return np.zeros(0, dtype=np.int64)
+    out: Int64Array = np.unique(comps.base[keep]).astype(np.int64)
+    return out
+
+
 def _box3(
     mask: npt.NDArray[np.bool_],
     row: npt.NDArray[np.uint8] | None = None,
@@ -558,17 +584,23 @@ def _box3(
 
 
 def majority_smooth(
-    labels: IntArray, passes: int = SMOOTH_PASSES, keep_every_colour: bool = False
+    labels: IntArray,
+    passes: int = SMOOTH_PASSES,
+    keep_every_colour: bool = False,
+    keep: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Mode filter for photo-like input: a pixel takes the label most common in its 3x3
     window when that label outnumbers its own, so the ragged boundaries between the
     near-equal colours of a photo's quantised gradients straighten out (far fewer
     corners and segments to trace). With `keep_every_colour` a colour it would wipe
-    out entirely keeps its pixels. Only for photo-like input (`photo_like`): it would
-    thin 1-px strokes. Cost: O(N K) uint8 window sums for K labels."""
+    out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
+    `detail.detail_mask`) keep theirs: the filter would thin 1-px strokes away. Only for
+    photo-like input (`photo_like`). Cost: O(N K) uint8 window sums for K labels."""
     out = labels
     for _ in range(passes):
         out = _majority(out)
+        if keep is not None:
+            out = np.where(keep, labels, out).astype(np.int32)
     if keep_every_colour:
         # An exact colour count was asked for: a colour the filter wiped out comes back.
         # Putting one colour back may wipe out another that survived only there; repeat.

@@ -38,6 +38,7 @@ from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.writers import write
 
 if TYPE_CHECKING:
+    from printjob_adapters.engine.pixel_grid import Grid
     from printjob_adapters.engine.segmentation import Segmentation
 
 _T = TypeVar("_T")
@@ -78,19 +79,26 @@ def trace(
         raise UnsupportedImage("The image could not be decoded.") from exc
     checkpoint(1.0)
 
-    segmentation = _stage(
-        "Analysing the colours",
-        lambda: _segment(
-            rgba,
-            options.colors,
-            options.background,
-            checkpoint.child(Stage.SEGMENT, 10, 40),
-        ),
-    )
-    art = _stage(
-        "Tracing the outlines",
-        lambda: _vectorise(rgba, segmentation, checkpoint.child(Stage.VECTORISE, 40, 85)),
-    )
+    grid = _stage("Analysing the colours", lambda: _detect_grid(rgba))
+    if grid is not None:
+        art = _stage(
+            "Tracing the pixel grid",
+            lambda: _trace_grid(rgba, grid, options, checkpoint.child(Stage.SEGMENT, 10, 85)),
+        )
+    else:
+        segmentation = _stage(
+            "Analysing the colours",
+            lambda: _segment(
+                rgba,
+                options.colors,
+                options.background,
+                checkpoint.child(Stage.SEGMENT, 10, 40),
+            ),
+        )
+        art = _stage(
+            "Tracing the outlines",
+            lambda: _vectorise(rgba, segmentation, checkpoint.child(Stage.VECTORISE, 40, 85)),
+        )
 
     finishing = checkpoint.child(Stage.WRITE, 85, 100)
     finishing(0.0)
@@ -125,6 +133,18 @@ def _vectorise(rgba: RGBA, segmentation: Segmentation, checkpoint: Checkpoint) -
     from printjob_adapters.engine.vectorise import vectorise
 
     return vectorise(rgba, segmentation, checkpoint)
+
+
+def _detect_grid(rgba: RGBA) -> Grid | None:
+    from printjob_adapters.engine.pixel_grid import detect_grid
+
+    return detect_grid(rgba)
+
+
+def _trace_grid(rgba: RGBA, grid: Grid, options: TraceOptions, checkpoint: Checkpoint) -> VectorArt:
+    from printjob_adapters.engine.pixel_grid import trace_grid
+
+    return trace_grid(rgba, grid, options.colors, options.background, checkpoint)
 
 
 def _stage(what: str, run: Callable[[], _T]) -> _T:

@@ -6,14 +6,19 @@ The stage runs, in order (each step's cost is stated where it is implemented):
    the palette), flatness (region interiors) and the noise level of near-flat areas.
 2. `quantise.distinct_colours` (once, shared by steps 2, 3 and 5) and
    `quantise.find_palette`: the flat colours, from a flat/edge colour histogram.
-3. `quantise.assign`: a label per pixel, unmixing anti-aliased edge pixels.
-4. `cleanup.clean_speckles`: noise components merged into their best neighbour (the
+3. `quantise.assign`: a label per pixel, unmixing anti-aliased edge pixels; then
+   `detail.recover_strokes`: strokes thinner than a pixel (8-px text, faint hairlines) put
+   back, and anti-aliasing tints resolved into the colours they mix.
+4. `detail.detail_mask`: strokes, letters and dots, judged by shape and contrast, which
+   the clean-up below never merges, smooths or counts as specks; then
+   `cleanup.clean_speckles`: noise components merged into their best neighbour (the
    components are labelled once and joined as they merge; `photo_like` reuses them); for
    photo-like input (`cleanup.photo_like`: noisy, or thousands of tiny components) also a
    3x3 mode filter (`cleanup.majority_smooth`) and every speck under
    `cleanup.SPECK_AREA` pixels merged into its best neighbour (`cleanup.merge_specks`,
    as vtracer's filter_speckle does). Flat art never gets these, so its 1-px strokes,
-   dots and small text stay.
+   dots and small text stay. Last, `detail.bridge_corners` makes the diagonal steps of
+   strokes solid, so a diagonal hairline traces as one shape, not dashes.
 5. `_estimate_colours`: each colour re-measured as the mean of its region interiors.
 6. `background.remove_background` (background=remove only).
 7. `_compact`: unused colours dropped, colours equal after rounding merged, so every
@@ -31,7 +36,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, illumination, quantise
+from printjob_adapters.engine import cleanup, detail, illumination, quantise
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks
 from printjob_adapters.engine.options import Background
@@ -95,8 +100,19 @@ def segment(
     palette = quantise.find_palette(rgb, maps, colors, colours).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
+    # Flat interiors are measured on fully opaque pixels only; art that is never fully
+    # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
+    solid = int(np.count_nonzero(maps.solid))
+    flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
+    edge = maps.opaque & ~maps.flat
+    labels = detail.recover_strokes(
+        labels, rgb, palette, edge, maps.flat, maps.noise, tol.mix, tol.split, tol.rgb, flat_share
+    )
     checkpoint(0.65)
     check_specks(labels)  # before cleaning, whose cost grows with the specks
+    keep = detail.detail_mask(
+        labels, rgb, palette, maps.noise, tol.mix, tol.split, flat_share=flat_share
+    )
     comps = cleanup.clean_speckles(
         labels,
         rgb,
@@ -106,6 +122,7 @@ def segment(
         maps.noise,
         split=tol.split,
         keep_every_colour=colors is not None,
+        keep=keep,
     )
     checkpoint(0.7)
     labels = comps.labels()
@@ -113,12 +130,19 @@ def segment(
     in_use = np.zeros(len(palette), dtype=bool)
     in_use[comps.label[comps.label >= 0]] = True
     used: npt.NDArray[np.bool_] | None = in_use
-    if cleanup.photo_like(labels, maps.noise, comps):
+    if cleanup.photo_like(labels, maps.noise, comps, keep):
         exact = colors is not None
-        labels = cleanup.majority_smooth(labels, keep_every_colour=exact)
+        keep = detail.detail_mask(
+            labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
+        )
+        labels = cleanup.majority_smooth(labels, keep_every_colour=exact, keep=keep)
         checkpoint(0.75)
-        labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact)
+        labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact, keep=keep)
         used = None
+    bridged = detail.bridge_corners(labels, rgb, palette, keep)
+    if used is not None and bridged is not labels:
+        used |= np.bincount(bridged[bridged >= 0], minlength=len(palette)) > 0
+    labels = bridged
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
     checkpoint(0.9)

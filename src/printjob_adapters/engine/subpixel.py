@@ -23,6 +23,13 @@ from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, BoundaryGraph
 #: Largest shift of a crack (pixels): a well-segmented edge never lies further than half
 #: a pixel from its crack, and the cap keeps the two sides of a thin line from crossing.
 MAX_SHIFT = 0.5
+#: Least width (pixels) of a stroke one pixel thick, whatever its anti-aliasing says:
+#: 8-px text and faint hairlines cover less than a pixel but must still print.
+MIN_STROKE = 0.7
+#: Largest inward shift of either side of such a stroke.
+THIN_SHIFT = (1.0 - MIN_STROKE) / 2
+#: Fitting-tolerance multiplier of the edges along such strokes (`thin_slack`).
+THIN_SLACK = 0.5
 #: Outward lean (pixels) of outlines against left-out (transparent) faces.
 VOID_LEAN = 0.025
 #: Data points per edge end fitted for junction placement.
@@ -83,7 +90,8 @@ def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> 
     O(cracks).
 
     A pixel that is only one pixel thick across the crack (its opposite crack is a
-    boundary too) shares its coverage with that other crack, so each side takes half."""
+    boundary too) shares its coverage with that other crack, so each side takes half,
+    and neither moves in by more than `THIN_SHIFT`, so the stroke keeps `MIN_STROKE`."""
     faces = graph.faces
     h, w = graph.height, graph.width
     d = graph.crack_dir
@@ -110,9 +118,17 @@ def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> 
     # The pixel beyond the left pixel, one step further along the left normal.
     far_l = faces[np.clip(lr - DX[d], 0, h + 1), np.clip(lc + DY[d], 0, w + 1)]
     far_r = faces[np.clip(rr + DX[d], 0, h + 1), np.clip(rc - DY[d], 0, w + 1)]
-    weight_l = np.where(far_l != lf, 0.5, 1.0)
-    weight_r = np.where(far_r != rf, 0.5, 1.0)
-    shift = cover_right * weight_r - (1.0 - cover_left) * weight_l
+    thin_l = far_l != lf
+    thin_r = far_r != rf
+    weight_l = np.where(thin_l, 0.5, 1.0)
+    weight_r = np.where(thin_r, 0.5, 1.0)
+    # A one-pixel stroke narrows from both sides; it keeps at least `MIN_STROKE` of its
+    # width, so a faint hairline or a letter's stem drawn thinner than a pixel still shows.
+    into_left = (1.0 - cover_left) * weight_l
+    into_right = cover_right * weight_r
+    into_left = np.where(thin_l, np.minimum(into_left, THIN_SHIFT), into_left)
+    into_right = np.where(thin_r, np.minimum(into_right, THIN_SHIFT), into_right)
+    shift = into_right - into_left
     contrast = np.minimum(1.0, np.sqrt(den) / FULL_CONTRAST)
     shift *= np.where(usable, contrast, 0.0)
     # Against a left-out face the painted side leans out a little: fitting smooths
@@ -125,6 +141,30 @@ def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> 
     shift[outside] = 0.0
     clipped: np.ndarray = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
     return clipped
+
+
+def thin_slack(graph: BoundaryGraph) -> np.ndarray:
+    """Fitting-tolerance multiplier per edge: `THIN_SLACK` for an edge along a stroke one
+    pixel thick (most of its cracks have such a pixel on one side), else 1. Fitted at the
+    full tolerance, both sides of a hairline or a letter's stem may move in by nearly half
+    a pixel each and the stroke breaks; at this tolerance it keeps its width. O(cracks)."""
+    faces = graph.faces
+    h, w = graph.height, graph.width
+    d = graph.crack_dir
+    lr, lc = graph.left_pixels()
+    rr, rc = graph.right_pixels()
+    lf = faces[lr, lc]
+    rf = faces[rr, rc]
+    far_l = faces[np.clip(lr - DX[d], 0, h + 1), np.clip(lc + DY[d], 0, w + 1)]
+    far_r = faces[np.clip(rr + DX[d], 0, h + 1), np.clip(rc - DY[d], 0, w + 1)]
+    painted = graph.face_label >= 0
+    thin = ((far_l != lf) & painted[lf]) | ((far_r != rf) & painted[rf])
+    edge = np.repeat(np.arange(graph.edge_count), np.diff(graph.edge_start))
+    share = np.bincount(edge, thin, minlength=graph.edge_count) / np.maximum(
+        np.diff(graph.edge_start), 1
+    )
+    out: np.ndarray = np.where(share > 0.5, THIN_SLACK, 1.0)
+    return out
 
 
 def crack_points(graph: BoundaryGraph, shift: np.ndarray) -> np.ndarray:

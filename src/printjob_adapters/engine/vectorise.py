@@ -27,6 +27,7 @@ from printjob_adapters.engine.subpixel import (
     crack_shifts,
     face_colors,
     junction_points,
+    thin_slack,
 )
 from printjob_adapters.engine.vector import MOVE, Layer, VectorArt
 
@@ -80,7 +81,7 @@ def vectorise(
     needed = outline_edges(graph, stacking.members)
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
-    slack = edge_slack(graph, colors4)
+    slack = edge_slack(graph, colors4) * thin_slack(graph)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     order = stacking.order.tolist()
     outlines = []

@@ -1,0 +1,675 @@
+"""Small detail: which pixels of a label map are strokes, hairlines, letters and dots.
+
+The clean-up steps (`cleanup.clean_speckles`, and for photo-like input
+`cleanup.majority_smooth` and `cleanup.merge_specks`) merge small components into their
+neighbours. Judged by area alone, a 1-px diagonal line (a chain of one-pixel 4-connected
+components), a letter of 8-px text or a 2-px dot looks exactly like noise, and the mode
+filter thins every 1-px stroke away. `detail_mask` decides by shape and contrast instead:
+
+- a *stroke* is a group of same-coloured pixels, joined also across corners (8-connected,
+  as a diagonal line is), that is thin (at most a third of its pixels have all four
+  neighbours in its colour, so strokes up to about 2 px wide) and extends at least
+  `STROKE_MIN` pixels (`NOISY_STROKE_MIN` in noisy input);
+- a *dot* is a small group (at most `DOT_MAX` pixels) holding a solid 2x2 block, or a
+  smaller one inside a stroke (a letter's counter) or within `BESIDE` pixels of a stroke
+  of its colour (the dot of an i), only in clean input (noise under `cleanup.NOISY`): in
+  noisy input a dot of a few pixels cannot be told from speckle, and a lone pixel on an
+  area is a speck anywhere;
+
+and either is kept only when it stands out: its colour is at least `CONTRAST` (CIELAB
+ΔE76; `NOISY_CONTRAST`, `NOISE_CONTRAST` times the noise level or `TEXTURED_CONTRAST` in
+noisy, photo-like input) from the colour around it, its pixels really have its colour
+(their mean covers at least `TRUE_COLOUR` of the way from the surrounding colour to its
+own), and it is no anti-aliasing fringe (its colour is not a mixture of the two colours
+around it, nor are most of its pixels mixtures of the colours on either side of them: a
+fringe along a boundary is thin and long too, and must still go). JPEG noise, ink speckle
+and fringes fail one of these tests and are cleaned as before.
+
+Two more steps keep what the mask protects drawable: `recover_strokes` (before clean-up)
+puts strokes thinner than a pixel back into the map, and `bridge_corners` (after it) makes
+a stroke's diagonal steps solid so that it traces as one shape, not dashes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from printjob_adapters.engine.cleanup import NOISY, Components, label_components
+from printjob_adapters.engine.colour import srgb_to_lab
+from printjob_adapters.engine.quantise import pixel_rows, segment_residual
+
+IntArray = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Shortest extent (bounding-box side, pixels) of a stroke in clean input: the height of
+#: an 8-px letter's stem is more, a speck of anti-aliasing less.
+STROKE_MIN = 4
+#: ... and in noisy input (JPEG, scans), where specks and ink texture form short chains.
+NOISY_STROKE_MIN = 7
+#: Dots are examined up to this many pixels; larger groups are never merged as specks
+#: anyway.
+DOT_MAX = 64
+#: Least CIELAB distance between a detail's colour and the colour around it for a long
+#: rule (at least `LONG_RULE` pixels) in clean input: a light grey rule on white is a
+#: line too ...
+CONTRAST = 10.0
+LONG_RULE = 16
+#: ... and for any other detail, and in noisy input, where noise blotches reach further.
+NOISY_CONTRAST = 25.0
+#: Largest component `_corner_pieces` examines (`cleanup.SPECKLE_MAX`).
+PIECE_MAX = 12
+#: How far (share of the distance between the two colours around it) a detail's colour
+#: may lie off the line between them and still be a shading step between them.
+BETWEEN = 0.35
+#: Least mean coverage of a detail's own colour over its pixels (0.5 would drop the
+#: strokes and counters `recover_strokes` put back, which are faint by nature).
+TRUE_COLOUR = 0.3
+#: In noisy input the least distance is also this many times the noise level.
+NOISE_CONTRAST = 3.0
+#: Input with less than this share of its artwork in flat interiors is a photo or texture.
+TEXTURED = 0.5
+#: ... where a stroke must stand out this far (CIELAB) from its surroundings: a dark
+#: contour against skin, not one shade of a gradient against the next.
+TEXTURED_CONTRAST = 60.0
+
+
+def detail_mask(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: npt.NDArray[np.floating[Any]],
+    noise: float,
+    mix_tol: float,
+    split: float = 0.0,
+    comps: Components | None = None,
+    flat_share: float = 1.0,
+) -> BoolArray:
+    """The (H, W) mask of pixels that belong to strokes and dots (see the module text),
+    which the clean-up steps must leave in their colour. `rgb` is the decoded image (its
+    first three channels are read), `palette` the label colours (sRGB 0..255), `noise`
+    and `mix_tol` as in `quantise.Tolerances`; `comps` the map's components when known;
+    `flat_share` the share of the artwork in flat region interiors (`PixelMaps.flat`):
+    under `TEXTURED` the input is a photo or texture (whose noise level, measured on flat
+    areas, says nothing), and only strokes of `TEXTURED_CONTRAST` count.
+
+    Cost: O(N) whole-array compares and bincounts, plus O(R log R) over the R runs of
+    the map (component labelling, corner joins through `csgraph`) and a sort of the
+    candidate groups' boundary pixels.
+    """
+    h, w = labels.shape
+    keep = np.zeros((h, w), dtype=bool)
+    if labels.size == 0 or len(palette) == 0:
+        return keep
+    if comps is None:
+        comps = label_components(labels)
+    ids = comps.ids()
+    group, groups = _corner_groups(comps, labels, ids)
+    comp_label = comps.label
+    glabel = np.full(groups, -1, dtype=np.int32)
+    glabel[group] = comp_label
+    gsize = np.bincount(group, comps.size, minlength=groups)
+    pixel_group = group[ids]
+
+    interior = _interior(labels)
+    ginterior = np.bincount(pixel_group[interior], minlength=groups)
+    extent = _extent(comps, group, groups, w)
+    textured = flat_share < TEXTURED
+    noisy = noise >= NOISY or textured
+    stroke = (ginterior * 3 <= gsize) & (extent >= (NOISY_STROKE_MIN if noisy else STROKE_MIN))
+    dot = np.zeros(groups, dtype=bool)
+    if not noisy:
+        # Clean input: a small group holding a solid 2x2 block is a dot; a smaller one
+        # counts only inside a stroke (a letter's counter, the gap of an e), never on an
+        # area, where it is a speck.
+        small = gsize <= DOT_MAX
+        block = _blocks(labels)
+        dot[np.unique(pixel_group[:-1, :-1][block])] = True
+        small_px = small[pixel_group] & (labels >= 0)
+        host, _ = _surrounding_labels(labels, pixel_group, small_px, groups, pixel_group)
+        dot |= (host >= 0) & stroke[np.maximum(host, 0)]
+        dot |= _beside_stroke(labels, pixel_group, small_px & ~dot[pixel_group], stroke, groups)
+        dot &= small
+    candidate = (stroke | dot) & (glabel >= 0)
+    if not candidate.any():
+        return keep
+
+    inside = candidate[pixel_group]
+    first, second = _surrounding_labels(labels, pixel_group, inside, groups)
+    cand = np.flatnonzero(candidate & (first != -2))
+    own = glabel[cand]
+    around = first[cand]
+    pal = np.asarray(palette, dtype=np.float64)
+    lab = srgb_to_lab(pal)
+    opaque_around = around >= 0
+    contrast = np.full(len(cand), np.inf)
+    contrast[opaque_around] = np.linalg.norm(
+        lab[own[opaque_around]] - lab[around[opaque_around]], axis=1
+    )
+    # Faint detail counts only as a long rule (a separator); short faint pieces are the
+    # shading steps of soft art.
+    long_rule = extent[cand] >= LONG_RULE
+    floor = np.where(long_rule & ~noisy, CONTRAST, NOISY_CONTRAST)
+    least = np.maximum(floor, max(NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0))
+    ok = contrast >= least
+
+    # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
+    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
+    at = np.flatnonzero(inside.ravel())
+    pg = pixel_group.ravel()[at]
+    mean = (
+        np.stack([np.bincount(pg, flat_rgb[at, c], minlength=groups) for c in range(3)], axis=1)
+        / np.maximum(gsize, 1)[:, None]
+    )
+    test = np.flatnonzero(ok & opaque_around)
+    towards = pal[own[test]] - pal[around[test]]
+    t = ((mean[cand[test]] - pal[around[test]]) * towards).sum(axis=1) / np.maximum(
+        (towards * towards).sum(axis=1), 1e-9
+    )
+    # Strokes, counters and dots may be faint (`recover_strokes` puts them back so).
+    ok[test] = t >= TRUE_COLOUR
+
+    # Not a fringe: its colour is no mixture of the two colours around it.
+    other = second[cand]
+    test = np.flatnonzero(ok & opaque_around & (other >= 0))
+    res, tm = segment_residual(pal[own[test]], pal[around[test]], pal[other[test]], split)
+    ok[test] = ~((res < mix_tol) & (tm > 0.05) & (tm < 0.95))
+    # Not a shading step: a hairline or an outline stands out from both sides (darker,
+    # lighter or another hue than either), while a band of a soft gradient lies between
+    # the colours on its two sides (CIELAB, loosely: shading is no exact mixture).
+    test = np.flatnonzero(ok & opaque_around & (other >= 0))
+    o, a, b = lab[own[test]], lab[around[test]], lab[other[test]]
+    span = b - a
+    length2 = np.maximum((span * span).sum(axis=1), 1e-9)
+    along = ((o - a) * span).sum(axis=1) / length2
+    off = np.linalg.norm(o - a - along[:, None] * span, axis=1)
+    between = (along > 0.05) & (along < 0.95) & (off <= BETWEEN * np.sqrt(length2))
+    ok[test] = ~between
+
+    # Not a fringe pixel by pixel: most of its pixels are no mixture of the two different
+    # colours on either side of them (a tint between an outline and the background is).
+    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
+    fringe_share = np.bincount(pg[fringe], minlength=groups) / np.maximum(gsize, 1)
+    ok &= fringe_share[cand] < 0.5
+
+    kept = np.zeros(groups, dtype=bool)
+    kept[cand[ok]] = True
+    keep = kept[pixel_group]
+    keep &= labels >= 0
+    if not noisy:
+        keep |= _corner_pieces(labels, comps, ids, gsize[group], flat_rgb, pal, mix_tol, split)
+    return keep
+
+
+def _corner_pieces(
+    labels: IntArray,
+    comps: Components,
+    ids: IntArray,
+    group_size: npt.NDArray[np.int64],
+    flat_rgb: npt.NDArray[np.float64],
+    pal: npt.NDArray[np.float64],
+    mix_tol: float,
+    split: float,
+) -> BoolArray:
+    """Clean input: small components (up to `PIECE_MAX` pixels) joined at a corner to
+    more of their colour, such as the paper in the gap of an e that meets the page at a
+    corner. Merged as specks they would close the gap; they stay when they stand out
+    (`NOISY_CONTRAST` from the colour around them: not a step of soft shading), their
+    pixels have their colour (`TRUE_COLOUR`) and are mostly no fringe. `group_size` is each
+    component's 8-connected group size. O(S log S) for their S pixels."""
+    n = comps.count
+    piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
+    out = np.zeros(labels.shape, dtype=bool)
+    if not piece.any():
+        return out
+    inside = piece[ids]
+    around, _ = _surrounding_labels(labels, ids, inside, n)
+    at = np.flatnonzero(inside.ravel())
+    pid = ids.ravel()[at]
+    mean = (
+        np.stack([np.bincount(pid, flat_rgb[at, c], minlength=n) for c in range(3)], axis=1)
+        / np.maximum(comps.size, 1)[:, None]
+    )
+    cand = np.flatnonzero(piece & (around >= 0))
+    own, bg = pal[comps.label[cand]], pal[around[cand]]
+    towards = own - bg
+    t = ((mean[cand] - bg) * towards).sum(axis=1) / np.maximum((towards**2).sum(axis=1), 1e-9)
+    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
+    share = np.bincount(pid[fringe], minlength=n) / np.maximum(comps.size, 1)
+    contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
+    good = np.zeros(n, dtype=bool)
+    good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
+    out = good[ids]
+    return out
+
+
+#: A colour with at most this share of its pixels in flat interiors is drawn nowhere as
+#: an area: a candidate tint.
+TINT_FLAT_SHARE = 0.02
+#: ... and with under this share of its pixels really its colour, a tint.
+TINT_EXACT_SHARE = 0.5
+
+
+def _tints(
+    labels: IntArray,
+    flat: BoolArray,
+    flat_rgb: npt.NDArray[np.float64],
+    pal: npt.NDArray[np.float64],
+    tolerances: tuple[float, float, float],
+) -> IntArray:
+    """Per palette colour: the two colours it is an anti-aliasing tint of, or -1s. A tint
+    is a mixture of two other palette colours that (almost) never fills a flat interior
+    and whose pixels mostly are not its colour (within the `rgb` tolerance) but spread
+    along the mixture: the grey of anti-aliased black text on white, found as a colour of
+    its own because there is so much of it. A grey rule drawn in one exact grey is no
+    tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`. (K, 2) int.
+    O(N + K³)."""
+    mix_tol, split, rgb_tol = tolerances
+    k = len(pal)
+    out = np.full((k, 2), -1, dtype=np.int32)
+    painted = labels >= 0
+    total = np.bincount(labels[painted], minlength=k)
+    inside = np.bincount(labels[flat & painted], minlength=k)
+    off = flat_rgb - pal[np.maximum(labels.ravel(), 0)]
+    exact = ((off * off).sum(axis=1) <= rgb_tol * rgb_tol).reshape(labels.shape) & painted
+    own = np.bincount(labels[exact], minlength=k)
+    rare = inside <= TINT_FLAT_SHARE * np.maximum(total, 1)
+    rare &= own < TINT_EXACT_SHARE * total
+    for c in np.flatnonzero(rare & (total > 0)):
+        others = np.flatnonzero(np.arange(k) != c)
+        if len(others) < 2:
+            continue
+        a, b = np.triu_indices(len(others), 1)
+        res, t = segment_residual(
+            np.broadcast_to(pal[c], (len(a), 3)), pal[others[a]], pal[others[b]], split
+        )
+        res = np.where((t > 0.05) & (t < 0.95), res, np.inf)
+        best = int(np.argmin(res))
+        if res[best] < mix_tol:
+            out[c] = others[a[best]], others[b[best]]
+    return out
+
+
+def _resolve_tints(
+    labels: IntArray,
+    flat_rgb: npt.NDArray[np.float64],
+    pal: npt.NDArray[np.float64],
+    pairs: IntArray,
+) -> IntArray:
+    """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
+    at least a half: the far end). O(N)."""
+    out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
+    flat = out.reshape(-1)
+    tint_pixels = np.flatnonzero(pairs[np.maximum(flat, 0), 0] >= 0)
+    tint_pixels = tint_pixels[flat[tint_pixels] >= 0]
+    if len(tint_pixels) == 0:
+        return out
+    ends = pairs[flat[tint_pixels]]
+    a, b = pal[ends[:, 0]], pal[ends[:, 1]]
+    towards = b - a
+    t = ((flat_rgb[tint_pixels] - a) * towards).sum(axis=1) / np.maximum(
+        (towards * towards).sum(axis=1), 1e-9
+    )
+    flat[tint_pixels] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])
+    return out
+
+
+def _recover_on_transparency(
+    labels: IntArray, rgba: npt.NDArray[np.uint8], pal: npt.NDArray[np.float64]
+) -> None:
+    """In place: a hairline on transparency whose pixels are mostly under half covered is
+    left out with the transparent background (alpha under 128). A left-out pixel whose
+    alpha is at least `RIDGE_COVERAGE`, a ridge across a row, column or diagonal (as in
+    `recover_strokes`) and has no neighbour more opaque by over `SOLID_STEP` takes the
+    palette colour nearest its own. A soft edge or a shadow
+    fades monotonically and has no ridge. O(N) compares plus O(P K) for the P pixels
+    taken."""
+    h, w = labels.shape
+    if h < 3 or w < 3 or len(pal) == 0:
+        return
+    alpha = rgba[..., 3].astype(np.float64) / 255.0
+    inner = np.zeros((h, w), dtype=bool)
+    inner[1:-1, 1:-1] = True
+    ys, xs = np.nonzero(inner & (labels < 0) & (alpha >= RIDGE_COVERAGE))
+    if len(ys) == 0:
+        return
+    mine = alpha[ys, xs]
+    ridge = np.zeros(len(ys), dtype=bool)
+    beside_solid = np.zeros(len(ys), dtype=bool)
+    for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        before = alpha[ys - dy, xs - dx]
+        after = alpha[ys + dy, xs + dx]
+        ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
+        beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
+    # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
+    # shape, not a hairline of its own.
+    ridge &= ~beside_solid
+    ys, xs = ys[ridge], xs[ridge]
+    if len(ys) == 0:
+        return
+    colour = rgba[ys, xs, :3].astype(np.float64)
+    distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
+    labels[ys, xs] = np.argmin(distance, axis=1).astype(np.int32)
+
+
+def _fringe_pixels(
+    labels: IntArray,
+    flat_rgb: npt.NDArray[np.float64],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    mix_tol: float,
+    split: float,
+) -> BoolArray:
+    """For the pixels `at` (flat indices, in order): whether, along a row, a column or a
+    diagonal, the neighbours on either side have two different labels, neither the pixel's
+    own, and the pixel's colour is a mixture of theirs. O(len(at))."""
+    h, w = labels.shape
+    flat = labels.ravel()
+    y, x = np.divmod(at, w)
+    out = np.zeros(len(at), dtype=bool)
+    own = flat[at]
+    for step, dy, dx in ((1, 0, 1), (w, 1, 0), (w + 1, 1, 1), (w - 1, 1, -1)):
+        inside = (y - dy >= 0) & (y + dy < h) & (x - dx >= 0) & (x + dx < w) & (x + dx >= 0)
+        inside &= x - dx < w
+        rows = np.flatnonzero(inside & ~out)
+        a = flat[at[rows] - step]
+        b = flat[at[rows] + step]
+        pick = (a != b) & (a >= 0) & (b >= 0) & (a != own[rows]) & (b != own[rows])
+        rows, a, b = rows[pick], a[pick], b[pick]
+        res, t = segment_residual(flat_rgb[at[rows]], pal[a], pal[b], split)
+        out[rows[(res < mix_tol) & (t > 0.05) & (t < 0.95)]] = True
+    return out
+
+
+def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[IntArray, int]:
+    """Each component's group when same-label components touching at a corner are joined
+    (8-connectivity). O(N) compares plus `csgraph` over the joins."""
+    pairs = []
+    for a, b, ia, ib in (
+        (labels[:-1, :-1], labels[1:, 1:], ids[:-1, :-1], ids[1:, 1:]),
+        (labels[:-1, 1:], labels[1:, :-1], ids[:-1, 1:], ids[1:, :-1]),
+    ):
+        join = (a == b) & (a >= 0) & (ia != ib)
+        pairs.append((ia[join], ib[join]))
+    src = np.concatenate([p[0] for p in pairs])
+    dst = np.concatenate([p[1] for p in pairs])
+    n = comps.count
+    graph = sparse.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), (n, n))
+    groups, group = csgraph.connected_components(graph, directed=False)
+    return group.astype(np.int32), int(groups)
+
+
+def _interior(labels: IntArray) -> BoolArray:
+    """Pixels whose four neighbours share their label (off the image counts as the same,
+    so a stroke along the border is still thin). O(N)."""
+    p = np.pad(labels, 1, mode="edge")
+    c = p[1:-1, 1:-1]
+    out: BoolArray = (
+        (p[:-2, 1:-1] == c) & (p[2:, 1:-1] == c) & (p[1:-1, :-2] == c) & (p[1:-1, 2:] == c)
+    )
+    return out
+
+
+#: How near (pixels, Chebyshev) a small group must come to a stroke of its colour to be
+#: part of the same mark (the dot of an i or j, a colon beside a letter).
+BESIDE = 2
+
+
+def _beside_stroke(
+    labels: IntArray,
+    pixel_group: IntArray,
+    looked_at: BoolArray,
+    stroke: BoolArray,
+    groups: int,
+) -> BoolArray:
+    """Per group: whether a pixel `looked_at` of it lies within `BESIDE` of a pixel of a
+    stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S pixels looked at."""
+    h, w = labels.shape
+    out = np.zeros(groups, dtype=bool)
+    ys, xs = np.nonzero(looked_at)
+    if len(ys) == 0:
+        return out
+    own = labels[ys, xs]
+    found = np.zeros(len(ys), dtype=bool)
+    for dy in range(-BESIDE, BESIDE + 1):
+        for dx in range(-BESIDE, BESIDE + 1):
+            y = np.clip(ys + dy, 0, h - 1)
+            x = np.clip(xs + dx, 0, w - 1)
+            g = pixel_group[y, x]
+            found |= (labels[y, x] == own) & stroke[g] & (g != pixel_group[ys, xs])
+    out[pixel_group[ys[found], xs[found]]] = True
+    return out
+
+
+def _blocks(labels: IntArray) -> BoolArray:
+    """(H-1, W-1): whether the 2x2 block with this top-left pixel is one label. O(N)."""
+    a = labels[:-1, :-1]
+    out: BoolArray = (a == labels[1:, :-1]) & (a == labels[:-1, 1:]) & (a == labels[1:, 1:])
+    return out & (a >= 0)
+
+
+def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntArray:
+    """Each group's longer bounding-box side, from the runs of the map. O(R)."""
+    lengths = comps.run_length
+    heads = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    rows, col0 = np.divmod(heads, width)
+    col1 = col0 + lengths - 1
+    g = group[comps.to_id[comps.run_base]]
+    big = np.iinfo(np.int64).max
+    top = np.full(groups, big, dtype=np.int64)
+    bottom = np.full(groups, -1, dtype=np.int64)
+    left = np.full(groups, big, dtype=np.int64)
+    right = np.full(groups, -1, dtype=np.int64)
+    np.minimum.at(top, g, rows)
+    np.maximum.at(bottom, g, rows)
+    np.minimum.at(left, g, col0)
+    np.maximum.at(right, g, col1)
+    out: IntArray = np.maximum(bottom - top, right - left).astype(np.int32) + 1
+    return out
+
+
+def _surrounding_labels(
+    labels: IntArray,
+    pixel_group: IntArray,
+    inside: BoolArray,
+    groups: int,
+    values: IntArray | None = None,
+) -> tuple[IntArray, IntArray]:
+    """For every group: the label most often 4-adjacent to its pixels (-1 transparent,
+    -2 none) and the next one (-2 none); with `values` (a map of ids >= -1, such as the
+    groups) those ids of the neighbours of another label instead. Only the pixels `inside`
+    (candidate groups) are looked at. O(S log S) for their S neighbour pairs."""
+    counted = labels if values is None else values
+    h, w = labels.shape
+    keys = []
+    for dy, dx in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+        ys = slice(max(dy, 0), h + min(dy, 0))
+        xs = slice(max(dx, 0), w + min(dx, 0))
+        yt = slice(max(-dy, 0), h + min(-dy, 0))
+        xt = slice(max(-dx, 0), w + min(-dx, 0))
+        src_in = inside[yt, xt]
+        differ = src_in & (labels[ys, xs] != labels[yt, xt])
+        nb = counted[ys, xs][differ]
+        keys.append((pixel_group[yt, xt][differ].astype(np.int64), nb.astype(np.int64)))
+    g = np.concatenate([k[0] for k in keys])
+    nb_label = np.concatenate([k[1] for k in keys]) + 1
+    first = np.full(groups, -2, dtype=np.int32)
+    second = np.full(groups, -2, dtype=np.int32)
+    if len(g) == 0:
+        return first, second
+    span = int(nb_label.max()) + 1
+    code, count = np.unique(g * span + nb_label, return_counts=True)
+    cg, cl = code // span, code % span - 1
+    order = np.lexsort((-count, cg))
+    cg, cl = cg[order], cl[order]
+    head = np.ones(len(cg), dtype=bool)
+    head[1:] = cg[1:] != cg[:-1]
+    first[cg[head]] = cl[head]
+    nxt = np.flatnonzero(~head[1:] & head[:-1]) + 1 if len(cg) > 1 else np.zeros(0, np.int64)
+    second[cg[nxt]] = cl[nxt]
+    return first, second
+
+
+#: Least CIELAB distance between a faint stroke's colour and its background.
+RIDGE_CONTRAST = 25.0
+#: Least coverage (share of the pixel) of a faint stroke's ridge pixel in clean input.
+RIDGE_COVERAGE = 0.3
+#: ... rising by this much per unit of noise level, so that JPEG ringing never qualifies.
+RIDGE_NOISE_STEP = 0.025
+#: Least rise of coverage over the previous pixel for a ridge: along a stroke coverage
+#: is flat, and rounding must not make every pixel of it a ridge across.
+RIDGE_STEP = 0.02
+#: A left-out pixel beside one more opaque than itself by this much is a shape's soft
+#: edge, not a faint hairline (`_recover_on_transparency`).
+SOLID_STEP = 0.5
+#: Above this noise level (`cleanup.PHOTO_NOISE`, photos and scans) no strokes are recovered.
+RIDGE_MAX_NOISE = 8.0
+
+
+def recover_strokes(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: npt.NDArray[np.floating[Any]],
+    edge: BoolArray,
+    flat: BoolArray,
+    noise: float,
+    mix_tol: float,
+    split: float = 0.0,
+    rgb_tol: float = 6.0,
+    flat_share: float = 1.0,
+) -> IntArray:
+    """Faint strokes back into the label map. A stroke thinner than a pixel (8-px text, a
+    hairline at a fractional position) covers no pixel by half, so nearest-colour
+    assignment gives its pixels to the background, or to an in-between tint (`_tints`),
+    and the letter is gone. Across each of four directions (row, column, two diagonals) a
+    pixel has a background B: the label of its neighbour before, or else after it, when
+    that is another label and no tint (and the pixel is not exactly its own colour, within
+    `rgb_tol`, unless that colour is a tint: a grey rule drawn in an artwork colour stays
+    grey), else its own label. It takes colour F instead when its colour is a mixture of B
+    and F (F at least `RIDGE_CONTRAST` from B) with F's coverage at least `RIDGE_COVERAGE`, and
+    that coverage is a ridge: above the previous pixel's and at least the next one's (the
+    strict side breaks ties, so an even stroke spread over two pixels becomes one pixel
+    wide, not two). The soft side of an ordinary edge rises towards the full colour, so it
+    is no ridge and stays as it was; a letter's counter is a ridge of the paper between two
+    stems and comes back the same way. Only `edge` pixels (not region interiors) are
+    examined, and none in photos and scans (noise at least `RIDGE_MAX_NOISE`, or under
+    `TEXTURED` of the artwork in flat interiors, see `detail_mask`). The other pixels of a
+    tint go to the nearer end of its mixture (`_resolve_tints`), so the tint, which is
+    no colour of the artwork, leaves the file (in clean input only: noise under
+    `cleanup.NOISY`). On transparency, faint hairline pixels left out with the background
+    come back the same way (`_recover_on_transparency`). Returns a
+    new map; `labels` is not changed. Cost: O(E K) for E edge pixels and K colours.
+    """
+    if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
+        return labels
+    h, w = labels.shape
+    pal = np.asarray(palette, dtype=np.float64)
+    if len(pal) == 1:
+        out = np.array(labels, dtype=np.int32, order="C")
+        if rgb.shape[-1] == 4:
+            _recover_on_transparency(out, rgb, pal)
+        return out
+    lab = srgb_to_lab(pal)
+    far = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=2) >= RIDGE_CONTRAST
+    at = np.flatnonzero((edge & (labels >= 0)).ravel())
+    y, x = np.divmod(at, w)
+    inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
+    at = at[inner]
+    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
+    pairs = _tints(labels, flat, flat_rgb, pal, (mix_tol, split, rgb_tol))
+    if noise >= NOISY:
+        # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
+        # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
+        pairs[:] = -1
+    tint = pairs[:, 0] >= 0
+    out = _resolve_tints(labels, flat_rgb, pal, pairs)
+    if rgb.shape[-1] == 4:
+        _recover_on_transparency(out, rgb, pal)
+    if len(at) == 0:
+        return out
+    flat_labels = labels.ravel()
+    own = flat_labels[at]
+    off = flat_rgb[at] - pal[own]
+    # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
+    # the others are examined, which keeps the cost to the anti-aliased pixels.
+    inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
+    at, own = at[inexact], own[inexact]
+    if len(at) == 0:
+        return out
+    px = flat_rgb[at]
+    least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
+    best = np.full(len(at), -1, dtype=np.int32)
+    best_res = np.full(len(at), np.inf)
+    for step in (1, w, w + 1, w - 1):
+        before, after = flat_labels[at - step], flat_labels[at + step]
+        usable_before = (before >= 0) & (before != own) & ~tint[before]
+        usable_after = (after >= 0) & (after != own) & ~tint[after]
+        bg = np.where(usable_before, before, np.where(usable_after, after, own))
+        for f in range(len(pal)):
+            rows = np.flatnonzero(far[bg, f] & (own != f) & ~tint[bg] & ~tint[f])
+            if len(rows) == 0:
+                continue
+            b, p = bg[rows], at[rows]
+            res, _ = segment_residual(px[rows], pal[b], pal[f], split)
+            towards = pal[f] - pal[b]
+            norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+            t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
+            t_before = ((flat_rgb[p - step] - pal[b]) * towards).sum(axis=1) / norm
+            t_after = ((flat_rgb[p + step] - pal[b]) * towards).sum(axis=1) / norm
+            good = (res < mix_tol) & (t >= least)
+            good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+            good &= res < best_res[rows]
+            best[rows[good]] = f
+            best_res[rows[good]] = res[good]
+    rows = np.flatnonzero(best >= 0)
+    out.reshape(-1)[at[rows]] = best[rows]
+    return out
+
+
+def bridge_corners(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: npt.NDArray[np.floating[Any]],
+    keep: BoolArray,
+) -> IntArray:
+    """Diagonal steps of strokes made solid. Two pixels of a stroke (`keep`) that touch
+    only at a corner trace as two shapes meeting in a point: a diagonal hairline or a thin
+    ring prints as dashes. Where a 2x2 block holds the stroke's colour on one diagonal
+    only, the off-diagonal pixel nearer that colour in the input joins the stroke; the
+    sub-pixel step (`subpixel.crack_shifts`) then pulls its outline back towards the true
+    edge, so the joint is as wide as the stroke, not a full pixel. Where both diagonals
+    are strokes (two lines crossing) nothing changes. Returns a new map. Cost: O(N)
+    whole-array compares, in two passes (a block's change may complete its neighbour)."""
+    h, w = labels.shape
+    if h < 2 or w < 2:
+        return labels
+    out = np.array(labels, dtype=np.int32, order="C")  # a new map; views below write it
+    pal = np.asarray(palette, dtype=np.float64)
+    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64).reshape(h, w, 3)
+    for _ in range(2):
+        changed = False
+        for flip in (False, True):
+            view = out[:, ::-1] if flip else out
+            kept = keep[:, ::-1] if flip else keep
+            colours = flat_rgb[:, ::-1] if flip else flat_rgb
+            a, d = view[:-1, :-1], view[1:, 1:]
+            b, c = view[:-1, 1:], view[1:, :-1]
+            joint = (a == d) & (a >= 0) & (b != a) & (c != a) & kept[:-1, :-1] & kept[1:, 1:]
+            joint &= ~((b == c) & kept[:-1, 1:] & kept[1:, :-1])
+            ys, xs = np.nonzero(joint)
+            if len(ys) == 0:
+                continue
+            colour = pal[a[ys, xs]]
+            off_b = colours[ys, xs + 1] - colour
+            off_c = colours[ys + 1, xs] - colour
+            take_b = (off_b * off_b).sum(axis=1) <= (off_c * off_c).sum(axis=1)
+            target_y = np.where(take_b, ys, ys + 1)
+            target_x = np.where(take_b, xs + 1, xs)
+            view[target_y, target_x] = a[ys, xs]
+            changed = True
+        if not changed:
+            break
+    return out

@@ -1,0 +1,108 @@
+"""Pixel art keeps its grid (issue 12, item 5): square cells, straight axis-aligned edges,
+one right colour per cell, also under JPEG noise; a clean sprite comes out exactly."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from PIL import Image, ImageDraw
+
+from printjob_adapters.engine.options import TraceOptions
+from printjob_adapters.engine.pipeline import trace
+from printjob_adapters.engine.pixel_grid import Grid, detect_grid
+from tests.unit.engine import hard_synthetic, ocr
+
+resvg_py = pytest.importorskip("resvg_py")
+
+_NUMBER = re.compile(r"-?\d*\.?\d+(?:e-?\d+)?")
+
+
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _render(svg: bytes, width: int) -> npt.NDArray[np.uint8]:
+    png = resvg_py.svg_to_bytes(svg_string=svg.decode(), width=width, dpi=300)
+    return np.asarray(ocr.over_white(Image.open(io.BytesIO(bytes(png)))))
+
+
+def _path_data(svg: bytes) -> list[str]:
+    return re.findall(r' d="([^"]*)"', svg.decode())
+
+
+@pytest.mark.parametrize(("cell", "quality"), [(5, None), (8, None), (12, None)])
+def test_clean_sprite_is_traced_exactly(cell: int, quality: int | None) -> None:
+    sprite = hard_synthetic.pixel_grid(cell=cell, jpeg_quality=quality, seed=cell)
+    result = trace(_png(sprite.image), TraceOptions())
+    assert result.colors == len(set(sprite.cells.ravel().tolist()))
+    render = _render(result.data, sprite.image.width)
+    assert np.array_equal(render, np.asarray(sprite.image.convert("RGB")))
+
+
+@pytest.mark.parametrize(
+    ("cell", "quality"),
+    [(5, 85), (5, 70), (5, 55), (8, 85), (8, 70), (8, 55), (12, 85), (12, 70), (12, 55)],
+)
+def test_grid_found_under_jpeg_noise(cell: int, quality: int) -> None:
+    sprite = hard_synthetic.pixel_grid(cell=cell, jpeg_quality=quality, seed=cell)
+    grid = detect_grid(np.asarray(sprite.image.convert("RGBA")))
+    assert grid == Grid(cell, 0, 0)
+
+
+def test_grid_phase_is_found_when_the_sprite_is_cropped() -> None:
+    sprite = hard_synthetic.pixel_grid(cell=9, grid=(14, 14), jpeg_quality=80, seed=4)
+    cropped = sprite.image.crop((4, 7, sprite.image.width, sprite.image.height))
+    grid = detect_grid(np.asarray(cropped.convert("RGBA")))
+    assert grid == Grid(9, 5, 2)
+
+
+@pytest.mark.parametrize(("cell", "quality"), [(8, 85), (8, 55), (12, 75), (12, 55), (6, 70)])
+def test_jpeg_pixel_art_keeps_square_cells_and_right_colours(cell: int, quality: int) -> None:
+    sprite = hard_synthetic.pixel_grid(cell=cell, jpeg_quality=quality, seed=cell + quality)
+    result = trace(_png(sprite.image), TraceOptions())
+    # Straight, axis-aligned edges with every corner on the grid: only lines, only whole
+    # multiples of the cell.
+    for data in _path_data(result.data):
+        assert not re.search(r"[CcSsQqTtAa]", data)
+        for value in _NUMBER.findall(data):
+            assert float(value) % cell == 0, value
+    # Each cell one colour, the right one.
+    render = _render(result.data, sprite.image.width).astype(np.float64)
+    truth = np.array(sprite.palette, np.float64)[sprite.cells]
+    rows, cols = sprite.cells.shape
+    cells = render.reshape(rows, cell, cols, cell, 3)
+    assert np.all(cells.max(axis=(1, 3)) == cells.min(axis=(1, 3)))
+    error = np.abs(cells[:, 0, :, 0] - truth).max()
+    assert error <= 24
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: hard_synthetic.lines_and_dots().image,
+        lambda: hard_synthetic.small_text().image,
+        lambda: hard_synthetic.linear_gradient().image,
+        lambda: hard_synthetic.stamp().image,
+        lambda: hard_synthetic.white_in_artwork().image,
+    ],
+)
+def test_other_kinds_are_not_pixel_art(make: object) -> None:
+    assert callable(make)
+    image = make()
+    assert isinstance(image, Image.Image)
+    assert detect_grid(np.asarray(image.convert("RGBA"))) is None
+
+
+def test_blocky_logo_with_edges_off_the_grid_is_not_pixel_art() -> None:
+    image = Image.new("RGB", (160, 160), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([16, 16, 79, 79], fill=(200, 30, 40))
+    draw.rectangle([96, 32, 143, 127], fill=(20, 60, 160))
+    draw.ellipse([30, 90, 90, 150], fill=(0, 140, 60))
+    assert detect_grid(np.asarray(image.convert("RGBA"))) is None
