@@ -12,7 +12,8 @@ from litestar import Response
 from litestar.datastructures import Cookie
 
 TEMPLATES = Path(__file__).parent / "templates"
-HTML = "text/html; charset=utf-8"
+#: Litestar adds `; charset=utf-8` to text types itself (naming it here doubled it).
+HTML = "text/html"
 
 
 def _when(value: datetime | None) -> str:

@@ -167,7 +167,7 @@ def finish(browser: Browser, data: bytes = b"<svg/>") -> None:
 def test_front_page_for_a_visitor_carries_the_security_headers(browser: Browser) -> None:
     page = browser.get("/")
     assert page.status_code == 200
-    assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert "<title>Pictures to print files · printjob</title>" in page.text
     assert 'href="/signup"' in page.text and 'src="/static/example-before.png"' in page.text
     csp = page.headers["content-security-policy"]
