@@ -393,6 +393,58 @@ def test_an_upload_past_the_per_minute_limit_is_refused_before_it_is_read(
     assert submit(browser).status_code == 303
 
 
+def test_an_upload_left_part_way_stores_nothing(browser: Browser) -> None:
+    browser.sign_up()
+    token = browser.token("/")
+    form = httpx.Request(
+        "POST",
+        "http://testserver/convert",
+        data={"csrf_token": token, "format": "svg"},
+        files={"image": ("pic.png", fake_image(), "image/png")},
+    )
+    body = form.read()
+    cookie = "; ".join(f"{name}={value}" for name, value in browser.client.cookies.items())
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/convert",
+        "raw_path": b"/convert",
+        "root_path": "",
+        "query_string": b"",
+        "server": ("testserver", 80),
+        "client": ("192.0.2.5", 4000),
+        "headers": [
+            (b"host", b"testserver"),
+            (b"cookie", cookie.encode()),
+            (b"content-type", form.headers["content-type"].encode()),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    arriving = [
+        {"type": "http.request", "body": body[:100], "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return arriving.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    transport = browser.client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    browser.loop.run_until_complete(transport.app(scope, receive, send))
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 499
+    account = account_of(browser)
+    with browser.ports.reader() as uow:
+        assert uow.jobs.recent_for(account, 10) == []
+    assert submit(browser).status_code == 303  # the same person converts again at once
+
+
 def test_sign_in_is_limited_with_a_clear_message(browser: Browser) -> None:
     browser.sign_up("grace@example.com")
     browser.post("/signout", "/account")
