@@ -118,7 +118,7 @@ def _website(container: Container, shell: Shell) -> Website | None:
         return None
     from printjob_http.website import create_website, is_website_path
 
-    app = create_website(service, shell.policy, shell.base_url, shell.trusted)
+    app = create_website(service, shell.policy, shell.base_url, shell.trusted, shell.spool_dir)
     return Website(is_website_path, app)
 
 

@@ -28,6 +28,8 @@ class Form:
 
     fields: list[tuple[str, str]]
     image: bytes | None
+    #: The image part's file name as sent ("" without an image part); the website shows it.
+    image_filename: str = ""
 
 
 def media_type(content_type: str | None) -> str:
@@ -93,6 +95,7 @@ def parse(body: bytes | mmap.mmap, boundary: bytes) -> Form:
         position += 2
     fields: list[tuple[str, str]] = []
     image: bytes | None = None
+    image_filename = ""
     next_delimiter = b"\r\n" + delimiter
     while True:
         position += len(delimiter)
@@ -120,7 +123,7 @@ def parse(body: bytes | mmap.mmap, boundary: bytes) -> Form:
                     "Send exactly one image: the request has more than one part named image.",
                     param=IMAGE_FIELD,
                 )
-            image = content
+            image, image_filename = content, filename
             continue
         try:
             value = content.decode("utf-8")
@@ -129,7 +132,7 @@ def parse(body: bytes | mmap.mmap, boundary: bytes) -> Form:
                 f"The value of {name[:40]!r} is not valid UTF-8 text.", param=name
             ) from None
         fields.append((name, value))
-    return Form(fields=fields, image=image)
+    return Form(fields=fields, image=image, image_filename=image_filename)
 
 
 def _part_headers(block: bytes) -> dict[str, str]:

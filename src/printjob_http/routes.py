@@ -9,9 +9,7 @@ service of `printjob_core.services`, and its description in `printjob_http.opena
 from __future__ import annotations
 
 import logging
-import mmap
-import tempfile
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import msgspec
 from litestar import Request, get, post
@@ -33,8 +31,8 @@ from printjob_core.errors import (
 from printjob_core.model import Account, Job
 from printjob_core.options import IDEMPOTENCY_KEY_HEADER, IMAGE_FIELD
 from printjob_core.ports import BlobReader
-from printjob_core.services import Submission, body_too_large, declared_length_refusal
-from printjob_http import multipart
+from printjob_core.services import Submission, body_too_large
+from printjob_http import multipart, spooling
 from printjob_http.answers import (
     DEFAULT_RETRY_AFTER,
     JSON,
@@ -60,10 +58,6 @@ CLIENT_CLOSED_REQUEST = 499
 DOWNLOAD_PIECE_BYTES = 256 * 1024
 
 
-class ClientDisconnected(Exception):
-    """The client went away in the middle of its upload: nothing to answer, nothing stored."""
-
-
 async def _authenticate(request: Request[Any, Any, Any], shell: Shell) -> Account:
     return await in_thread(shell.access.authenticate, *shell.credentials(request.scope))
 
@@ -73,40 +67,14 @@ async def _refuse(shell: Shell, account: Account, error: ProblemError) -> Proble
     return await in_thread(shell.submissions.refuse, account, error)
 
 
-#: Bytes of an upload kept in memory before they are written to its spool file.
-SPOOL_BUFFER_BYTES = 1024 * 1024
-
-
 async def _read_body(
     request: Request[Any, Any, Any], shell: Shell, account: Account, spool: BinaryIO
 ) -> int:
-    """The request body written to `spool` as it arrives (memory: one buffer, never the
-    body); its size. Refused unread when its declared or actual size is over the limit."""
-    refusal = declared_length_refusal(request.headers.get("content-length"), shell.policy)
-    if refusal is not None:
-        raise await _refuse(shell, account, refusal)
-    limit = shell.policy.max_upload_bytes
-    pending: list[bytes] = []
-    pending_size = size = 0
-    # The ASGI messages themselves: Litestar's stream() reports a disconnect as a 500.
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            raise ClientDisconnected
-        chunk = cast(bytes, message.get("body", b""))
-        size += len(chunk)
-        if size > limit:
-            raise await _refuse(shell, account, body_too_large(shell.policy))
-        pending.append(chunk)
-        pending_size += len(chunk)
-        more = message.get("more_body", False)
-        if pending_size >= SPOOL_BUFFER_BYTES or not more:
-            # Written off the event loop (a disk that stalls must not stall other clients),
-            # piece by piece: nothing is copied on the loop.
-            await in_thread(spool.writelines, pending)
-            pending, pending_size = [], 0
-        if not more:
-            return size
+    """The body spooled (`spooling.read_body`); a size refusal still counts as a submission."""
+    try:
+        return await spooling.read_body(request, shell.policy, spool)
+    except ProblemError as error:
+        raise await _refuse(shell, account, error) from None
 
 
 def _parse_and_submit(
@@ -136,22 +104,11 @@ def _submit_spooled(
     key: str | None,
     request_id: str | None,
 ) -> Submission:
-    spool.flush()
     try:
-        if size == 0:
-            form = multipart.parse(b"", multipart.boundary_of(content_type))
-        else:
-            with mmap.mmap(spool.fileno(), size, access=mmap.ACCESS_READ) as body:
-                form = multipart.parse(body, multipart.boundary_of(content_type))
+        form = spooling.parse_spooled(content_type, spool, size)
     except ProblemError as error:
         raise shell.submissions.refuse(account, error) from None
     return shell.submissions.submit(account, form.fields, form.image, key, request_id)
-
-
-def _spool_file(shell: Shell) -> BinaryIO:
-    """A nameless 0600 file beside the blobs (Linux `O_TMPFILE`): it holds an upload while
-    it arrives, and nothing is left behind whatever happens to the process."""
-    return tempfile.TemporaryFile(dir=shell.spool_dir)
 
 
 @post("/v1/jobs", status_code=202)
@@ -163,10 +120,10 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
     await in_thread(shell.submissions.refuse_when_over_limit, account)
-    with await in_thread(_spool_file, shell) as spool:
+    with await in_thread(spooling.spool_file, shell.spool_dir) as spool:
         try:
             size = await _read_body(request, shell, account, spool)
-        except ClientDisconnected:
+        except spooling.ClientDisconnected:
             log.info("client went away during its upload to %s; nothing stored", request.url.path)
             await in_thread(shell.submissions.abandoned, account)
             return Answer(b"", CLIENT_CLOSED_REQUEST, JSON)

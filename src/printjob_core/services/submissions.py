@@ -154,6 +154,22 @@ class Submissions:
         )
         raise self.refuse(account, fallback)
 
+    def refuse_website_when_over_limit(self, account_id: str) -> None:
+        """429 `rate_limited`, before the upload is read, for an account whose website
+        conversions this minute have already reached the limit (as `refuse_when_over_limit`
+        does for the API): nothing is counted, the refusal is the one `submit_website`
+        would give."""
+        now = self.ports.clock.now()
+        limit = self.policy.submissions_per_minute
+        if self.ports.limiter.count(website_submissions_bucket(account_id), now) < limit:
+            return
+        wait = max(1, 60 - int(now.timestamp()) % 60)
+        raise RateLimited(
+            f"At most {limit} conversions per minute are allowed for an account; wait "
+            f"{wait} s and send it again.",
+            retry_after=wait,
+        )
+
     def abandoned(self, account: Account) -> None:
         """An upload cut off before its body was whole (the client went away, or was too
         slow and the server closed its connection) still counts as a submission: else a

@@ -414,6 +414,11 @@ class WebsiteService:
 
     # -- conversions ---------------------------------------------------------------------
 
+    def refuse_when_over_limit(self, signed_in: SignedIn) -> None:
+        """429 before an upload is read when the person's conversions this minute have
+        reached the limit: a browser past it must not make the server receive 30 MB."""
+        self.submissions.refuse_website_when_over_limit(signed_in.account_id)
+
     def submit_conversion(self, signed_in: SignedIn, image: bytes, options: JobOptions) -> Job:
         """A website job: the API's image rules and queue, no credits."""
         return self.submissions.submit_website(signed_in.account_id, options, image)

@@ -9,6 +9,8 @@ is where: `routes` (the pages), `forms` (reading forms and the upload), `cookies
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from litestar import Litestar
 from litestar.di import Provide
 
@@ -29,14 +31,17 @@ def create_website(
     policy: Policy,
     base_url: str | None,
     trusted: tuple[Network, ...],
+    spool_dir: Path | None = None,
 ) -> ASGIApp:
-    """The website as an ASGI app (the gate hands it the website's paths)."""
+    """The website as an ASGI app (the gate hands it the website's paths); uploads are
+    spooled to `spool_dir` while they arrive, as the API's are."""
     site = Site(
         service=service,
         pages=Pages(signup_open=service.signup_open),
         policy=policy,
         secure_cookies=bool(base_url and base_url.lower().startswith("https://")),
         trusted=trusted,
+        spool_dir=spool_dir,
     )
 
     def provide_site() -> Site:

@@ -1,12 +1,13 @@
 """Reading the website's forms: the small url-encoded ones, and the converter's upload.
 
-The upload goes through the API's own multipart parser and size rules, and its option
+The upload goes through the API's own spooling, multipart parser and size rules, and its option
 fields through the API's option parser, so a person sees the same refusals, with the same
 wording, as an API client (`printjob_core.options`, `printjob_http.multipart`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -17,9 +18,10 @@ from printjob_core.errors import InvalidParameter
 from printjob_core.limits import Policy
 from printjob_core.model import JobOptions
 from printjob_core.options import IMAGE_FIELD
-from printjob_core.services import body_too_large, declared_length_refusal
+from printjob_core.services import declared_length_refusal
 from printjob_core.services.website import conversion_options
-from printjob_http import multipart
+from printjob_http import multipart, spooling
+from printjob_http.shell import in_thread
 from printjob_http.website.csrf import CSRF_FIELD
 
 #: A url-encoded form is a few short fields: anything longer is not one of ours.
@@ -68,35 +70,27 @@ async def read_form(request: Request[Any, Any, Any]) -> dict[str, str]:
     return fields
 
 
-async def read_upload(request: Request[Any, Any, Any], policy: Policy) -> Upload:
-    """The converter's multipart form, under the API's size limit and parser."""
+async def read_upload(
+    request: Request[Any, Any, Any], policy: Policy, spool_dir: Path | None
+) -> Upload:
+    """The converter's multipart form, under the API's size limit and parser: spooled to a
+    nameless file in `spool_dir` as it arrives and parsed from it, as the API's submit is
+    (`printjob_http.spooling`), so an upload never sits whole in memory but as its image.
+
+    `spooling.ClientDisconnected` when the browser leaves part way through."""
     refusal = declared_length_refusal(request.headers.get("content-length"), policy)
     if refusal is not None:
         raise refusal
     content_type = request.headers.get("content-type")
-    boundary = multipart.boundary_of(content_type)
-    body = await _body(request, policy.max_upload_bytes, body_too_large(policy))
-    form = multipart.parse(body, boundary)
+    multipart.boundary_of(content_type)
+    with await in_thread(spooling.spool_file, spool_dir) as spool:
+        size = await spooling.read_body(request, policy, spool)
+        form = await in_thread(spooling.parse_spooled, content_type, spool, size)
     fields: dict[str, str] = {}
     for name, value in form.fields:
         fields.setdefault(name, value)
     token = fields.pop(CSRF_FIELD, None)
-    filename = _filename_of(body, boundary)
-    return Upload(form.image, filename, fields, token)
-
-
-def _filename_of(body: bytes, boundary: bytes) -> str:
-    """The image part's file name as sent (shown back to the person, escaped)."""
-    marker = b'name="' + IMAGE_FIELD.encode() + b'"'
-    for part in body.split(b"--" + boundary):
-        head = part.split(b"\r\n\r\n", 1)[0]
-        if marker in head:
-            for line in head.decode("utf-8", "replace").split("\r\n"):
-                if line.lower().startswith("content-disposition"):
-                    name = multipart.header_params(line).get("filename")
-                    if name:
-                        return name[:200]
-    return ""
+    return Upload(form.image, form.image_filename[:200], fields, token)
 
 
 def require_image(upload: Upload) -> bytes:

@@ -18,6 +18,7 @@ from printjob_core.errors import NotFound
 from printjob_core.model import JobChannel
 from printjob_core.services.website import IssuedSession, SignedIn
 from printjob_http.shell import in_thread
+from printjob_http.spooling import ClientDisconnected
 from printjob_http.website.cookies import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -37,6 +38,9 @@ from printjob_http.website.refusals import REFUSALS, Refusal
 from printjob_http.website.site import Site
 
 AnyRequest = Request[Any, Any, Any]
+#: The status the access log records for an upload its browser left (nginx's "client
+#: closed request"), as the API's submit does.
+CLIENT_CLOSED_REQUEST = 499
 Injected = NamedDependency[SkipValidation[Site]]
 #: The option fields' values when the converter is first shown.
 DEFAULT_FIELDS = {"format": "svg", "size": "", "dpi": "", "colors": "", "background": "keep"}
@@ -305,10 +309,15 @@ async def convert(request: AnyRequest, site: Injected) -> Response[Any]:
     person = await site.signed_in(request.scope)
     upload: Upload | None = None
     try:
-        upload = await read_upload(request, site.policy)
+        # A person past the per-minute limit is refused before the upload is read.
+        await in_thread(site.service.refuse_when_over_limit, person)
+        upload = await read_upload(request, site.policy, site.spool_dir)
         check_signed_in(person, upload.csrf_token)
         options, image = upload.options(), require_image(upload)
         job = await in_thread(site.service.submit_conversion, person, image, options)
+    except ClientDisconnected:
+        # The browser left part way through its upload: no one to answer, nothing stored.
+        return Response(b"", status_code=CLIENT_CLOSED_REQUEST)
     except REFUSALS as caught:
         error = Refusal.of(caught)
         return await _converter(site, person, error.status, upload, error)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -33,6 +34,8 @@ class Site:
     #: Cookies get `Secure` when the public base address is https.
     secure_cookies: bool
     trusted: tuple[Network, ...]
+    #: Where uploads are spooled while they arrive (None: the system's temporary directory).
+    spool_dir: Path | None = None
 
     def client(self, scope: Any) -> str:
         """The client's address, as the API's limits count it (design decision 7)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 from PIL import Image
-from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Response, Route, expect
 from playwright.sync_api import Error as PlaywrightError
 
 from tests.contract.support import ServerProcess, busy_png, cli, png
@@ -158,6 +158,30 @@ def test_convert_with_progress_and_open_the_file(page: Page, camera: Camera) -> 
     root = ET.parse(path).getroot()
     assert root.tag.endswith("svg")
     assert len(list(root.iter())) > 3
+
+
+def test_the_progress_poll_stops_when_the_job_cannot_be_found(
+    page: Page, camera: Camera, site: ServerProcess
+) -> None:
+    """The page's status requests are sent on to the real server's status path of a job
+    that does not exist, so each is answered 404 by the server itself."""
+    sign_up(page, camera, new_email("gone"))
+    missing = f"{site.base_url}/jobs/job_{'0' * 32}/status"
+    asked: list[str] = []
+
+    def to_missing_job(route: Route) -> None:
+        asked.append(route.request.url)
+        route.continue_(url=missing)
+
+    page.route(re.compile(r"/jobs/job_[0-9a-f]{32}/status$"), to_missing_job)
+    convert(page, camera, busy_png(900, 200))
+    expect(page.locator("#job-poll-stopped")).to_contain_text(
+        "can no longer be found", timeout=10_000
+    )
+    camera.shot(page, "poll-stopped")
+    stopped_after = len(asked)
+    page.wait_for_timeout(4_000)  # longer than the 3 s between retries
+    assert len(asked) == stopped_after == 1
 
 
 def test_the_sixth_download_of_a_free_account_is_refused(

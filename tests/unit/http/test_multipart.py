@@ -21,6 +21,7 @@ def test_fields_and_image_come_apart() -> None:
     )
     form = parse(body, boundary_of(content_type))
     assert form.image == image
+    assert form.image_filename == "a.png"
     assert form.fields == [("format", "svg"), ("colors", "4")]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.cookies import SimpleCookie
 from typing import Any
 
@@ -25,7 +25,7 @@ from printjob_core.fakes import (
     FakeStore,
     fake_image,
 )
-from printjob_core.limits import Policy
+from printjob_core.limits import Policy, website_submissions_bucket
 from printjob_core.model import ConversionOutput, Plan
 from printjob_core.services import ApiService, JobProcessing, OperatorService, Ports
 from printjob_core.services.website import WebsiteService
@@ -355,6 +355,94 @@ def test_option_errors_use_the_apis_wording(browser: Browser) -> None:
     )
     assert "&lt;img src=x onerror=alert(1)&gt;.png" in named.text
     assert "<img src=x" not in named.text
+
+
+def test_an_upload_past_the_per_minute_limit_is_refused_before_it_is_read(
+    browser: Browser,
+) -> None:
+    browser.sign_up()
+    token = browser.token("/")
+    bucket = website_submissions_bucket(account_of(browser))
+    for _ in range(POLICY.submissions_per_minute):
+        assert browser.ports.limiter.hit(bucket, 10_000, browser.clock.now()).allowed
+    form = httpx.Request(
+        "POST",
+        "http://testserver/convert",
+        data={"csrf_token": token, "format": "svg"},
+        files={"image": ("pic.png", fake_image(), "image/png")},
+    )
+    body = form.read()
+    pieces_read: list[bytes] = []
+
+    async def upload() -> AsyncIterator[bytes]:
+        pieces_read.append(body)
+        yield body
+
+    refused = browser.request(
+        "POST",
+        "/convert",
+        content=upload(),
+        headers={"Content-Type": form.headers["content-type"], "Content-Length": str(len(body))},
+    )
+    assert refused.status_code == 429, refused.text
+    assert "conversions per minute" in refused.text
+    assert refused.headers["retry-after"].isdigit()
+    assert pieces_read == []
+    # The refusal counted nothing: once the minute is over, the same upload is accepted.
+    browser.clock.advance(seconds=61)
+    assert submit(browser).status_code == 303
+
+
+def test_an_upload_left_part_way_stores_nothing(browser: Browser) -> None:
+    browser.sign_up()
+    token = browser.token("/")
+    form = httpx.Request(
+        "POST",
+        "http://testserver/convert",
+        data={"csrf_token": token, "format": "svg"},
+        files={"image": ("pic.png", fake_image(), "image/png")},
+    )
+    body = form.read()
+    cookie = "; ".join(f"{name}={value}" for name, value in browser.client.cookies.items())
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/convert",
+        "raw_path": b"/convert",
+        "root_path": "",
+        "query_string": b"",
+        "server": ("testserver", 80),
+        "client": ("192.0.2.5", 4000),
+        "headers": [
+            (b"host", b"testserver"),
+            (b"cookie", cookie.encode()),
+            (b"content-type", form.headers["content-type"].encode()),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    arriving = [
+        {"type": "http.request", "body": body[:100], "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return arriving.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    transport = browser.client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    browser.loop.run_until_complete(transport.app(scope, receive, send))
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 499
+    account = account_of(browser)
+    with browser.ports.reader() as uow:
+        assert uow.jobs.recent_for(account, 10) == []
+    assert submit(browser).status_code == 303  # the same person converts again at once
 
 
 def test_sign_in_is_limited_with_a_clear_message(browser: Browser) -> None:

@@ -68,13 +68,31 @@ function jobProgress() {
   var phase = document.getElementById("job-phase");
   var bar = document.getElementById("job-progress");
   var percent = document.getElementById("job-percent");
+  var stopped = false;
+  // A 4xx will not change by asking again (the job is gone, or not this person's): the
+  // poll stops and says so; a 5xx or a lost connection is retried.
+  function stop(answer) {
+    stopped = true;
+    var message = document.createElement("p");
+    message.id = "job-poll-stopped";
+    message.className = "alert";
+    message.setAttribute("role", "alert");
+    message.textContent = answer.status === 404
+      ? "This conversion can no longer be found (it may have been removed), so its " +
+        "progress is no longer shown. Reload the page or convert another picture."
+      : "The progress of this conversion can no longer be checked (the server answered " +
+        answer.status + "). Reload the page to try again.";
+    section.appendChild(message);
+  }
   function poll() {
     fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (answer) {
         if (answer.status === 401) { window.location.href = "/signin"; return null; }
+        if (answer.status >= 400 && answer.status < 500) { stop(answer); return null; }
         return answer.ok ? answer.json() : null;
       })
       .then(function (job) {
+        if (stopped) { return; }
         if (!job) { window.setTimeout(poll, 3000); return; }
         status.textContent = job.status;
         status.className = "status status-" + job.status;
