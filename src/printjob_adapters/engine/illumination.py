@@ -31,6 +31,9 @@ BLOCKS = 12
 PAPER_PERCENTILE = 90.0
 #: Light varying less than this (darkest paper over brightest) is even: nothing to divide.
 EVEN_LIGHT = 0.92
+#: Blocks (a side) over which a dark patch is taken for ink, not light: about a third of
+#: the short side.
+INK_BLOCKS = 5
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
 
@@ -78,6 +81,11 @@ def paper_light(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     padded = np.pad(luma, ((0, rows * side - h), (0, cols * side - w)), mode="edge")
     blocks = padded.reshape(rows, side, cols, side).transpose(0, 2, 1, 3).reshape(rows, cols, -1)
     paper = np.percentile(blocks, PAPER_PERCENTILE, axis=2).astype(np.float32)
+    # A block filled with ink (a bold stem, a solid shape) has no paper to measure: its
+    # percentile is the ink's, a dip no light makes. Light falls off over many blocks, so
+    # dips narrower than `INK_BLOCKS` are closed before smoothing; a fall-off to a corner
+    # or an edge is monotonic and kept as it is.
+    paper = ndimage.grey_closing(paper, size=INK_BLOCKS, mode="nearest")
     paper = ndimage.median_filter(paper, size=3, mode="nearest")
     # Block centres to pixel centres, bilinear, clamped at the borders.
     ys = np.clip((np.arange(h) + 0.5) / side - 0.5, 0, rows - 1)
