@@ -48,7 +48,7 @@ BAND_REACH = 0.4 * BAND_STEP
 #: Share of the flat pixels that may still be further than `BAND_REACH` from every colour.
 BAND_LEFT = 0.0002
 #: Mean CIEDE2000 of a photo's pixels to their colours at which its palette is faithful.
-PHOTO_FIDELITY = 2.5
+PHOTO_FIDELITY = 3.0
 #: The automatic count never goes beyond this (photos).
 AUTO_MAX = 256
 #: Nor beyond this for clean shaded art: 64 bands of `BAND_STEP` span any one gradient (a
