@@ -6,13 +6,14 @@ from paper, and the page comes out as grey blobs over illegible text. The light 
 slowly; the ink does not. So the light is estimated at a large scale (the bright paper of
 each block of the page, smoothed) and divided out, and the page is judged again: when the
 evened-out page is ink on paper (`colour_count.two_tone`), its evened-out pixels are
-traced instead (an evenly lit two-tone page gains nothing and loses nothing by it).
+traced instead. A page that is ink on paper as it is (an evenly lit one, or one whose
+bold shapes only look like shadow to the block measure) is traced as it is.
 Anything else (flat art, photos, colour logos) is left exactly as it is.
 
 Cost: only for noisy, fully opaque input whose colours lie near one line (checked on a
-sample, O(N / 16)) and whose paper light varies: one
+sample, O(N / 16)) and whose paper light varies: one histogram of the input and one
 `quantise.pixel_maps` and histogram of the evened-out image, O(N), plus O(N) for the block
-percentiles and the bilinear upsampling; the greedy colours only when the histogram
+percentiles and the bilinear upsampling; the greedy colours only when a histogram
 already looks two-tone.
 """
 
@@ -31,9 +32,6 @@ BLOCKS = 12
 PAPER_PERCENTILE = 90.0
 #: Light varying less than this (darkest paper over brightest) is even: nothing to divide.
 EVEN_LIGHT = 0.92
-#: Blocks (a side) over which a dark patch is taken for ink, not light: about a third of
-#: the short side.
-INK_BLOCKS = 5
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
 
@@ -49,6 +47,11 @@ def even_out(
         return rgba, maps
     light = paper_light(rgba)
     if float(light.min()) >= EVEN_LIGHT * float(light.max()):
+        return rgba, maps
+    # Already ink on paper: nothing to gain. The light is the paper's brightness per block,
+    # so a block a bold shape fills reads as shadow, and dividing it out would brighten
+    # the paper beside the shape to a white the page does not have.
+    if _two_tone(rgba, maps):
         return rgba, maps
     gain = float(light.max()) / np.maximum(light, 1.0)
     evened = rgba.copy()
@@ -81,11 +84,6 @@ def paper_light(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     padded = np.pad(luma, ((0, rows * side - h), (0, cols * side - w)), mode="edge")
     blocks = padded.reshape(rows, side, cols, side).transpose(0, 2, 1, 3).reshape(rows, cols, -1)
     paper = np.percentile(blocks, PAPER_PERCENTILE, axis=2).astype(np.float32)
-    # A block filled with ink (a bold stem, a solid shape) has no paper to measure: its
-    # percentile is the ink's, a dip no light makes. Light falls off over many blocks, so
-    # dips narrower than `INK_BLOCKS` are closed before smoothing; a fall-off to a corner
-    # or an edge is monotonic and kept as it is.
-    paper = ndimage.grey_closing(paper, size=INK_BLOCKS, mode="nearest")
     paper = ndimage.median_filter(paper, size=3, mode="nearest")
     # Block centres to pixel centres, bilinear, clamped at the borders.
     ys = np.clip((np.arange(h) + 0.5) / side - 0.5, 0, rows - 1)
