@@ -97,7 +97,9 @@ def segment(
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)
     checkpoint(0.2)
-    palette = quantise.find_palette(rgb, maps, colors, colours).astype(np.float64)
+    palette = quantise.find_palette(
+        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2)
+    ).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
     # Flat interiors are measured on fully opaque pixels only; art that is never fully
