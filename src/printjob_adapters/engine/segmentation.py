@@ -125,6 +125,7 @@ def segment(
         split=tol.split,
         keep_every_colour=colors is not None,
         keep=keep,
+        tick=lambda: checkpoint(0.65),
     )
     checkpoint(0.7)
     labels = comps.labels()
@@ -137,9 +138,18 @@ def segment(
         keep = detail.detail_mask(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
         )
-        labels = cleanup.majority_smooth(labels, keep_every_colour=exact, keep=keep)
+        labels = cleanup.majority_smooth(
+            labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7)
+        )
         checkpoint(0.75)
-        labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact, keep=keep)
+        labels = cleanup.merge_specks(
+            labels,
+            rgb,
+            palette,
+            keep_every_colour=exact,
+            keep=keep,
+            tick=lambda: checkpoint(0.75),
+        )
         used = None
     bridged = detail.bridge_corners(labels, rgb, palette, keep)
     if used is not None and bridged is not labels:
