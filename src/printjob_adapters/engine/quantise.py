@@ -584,7 +584,7 @@ def find_palette(
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors, tick=tick)
     if shaded:
-        return _shaded_palette(hist, palette, colour_count.roughness(rgb))
+        return _shaded_palette(hist, palette, colour_count.roughness(rgb), tick)
     # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it
     # faithfully.
     w = hist.flat + hist.edge
@@ -596,7 +596,9 @@ def find_palette(
     return refined
 
 
-def _shaded_palette(hist: Histogram, palette: FloatArray, rough: float) -> FloatArray:
+def _shaded_palette(
+    hist: Histogram, palette: FloatArray, rough: float, tick: Callable[[], None] = _no_tick
+) -> FloatArray:
     """Automatic colours for shaded art and photos (`colour_count`): smooth shading keeps
     its flat colours exactly and gains band colours until gradients show no step; a photo's
     colours all move, as many as its fidelity needs.
@@ -611,10 +613,11 @@ def _shaded_palette(hist: Histogram, palette: FloatArray, rough: float) -> Float
             len(palette),
             colour_count.band_faithful(hist.flat),
             max(colour_count.SHADED_MAX, len(palette)),
+            tick,
         )
     weight = hist.flat + 0.25 * hist.edge
     photo = colour_count.photo_faithful(hist.flat + hist.edge)
-    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo)
+    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo, tick=tick)
 
 
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from printjob_adapters.engine import cleanup, quantise
+from printjob_adapters.engine import cleanup, colour_count, quantise
 from printjob_adapters.engine.errors import Cancelled
 from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
@@ -75,3 +75,17 @@ def test_the_speck_merges_check_every_pass() -> None:
     cleanup.merge_specks(labels, rgb, palette, passes=2, tick=lambda: ticks.append("specks"))
 
     assert ticks.count("clean") >= 1 and ticks.count("specks") >= 1
+
+
+def test_growing_a_photo_palette_checks_every_few_dozen_seeds() -> None:
+    rng = np.random.default_rng(11)
+    lab = rng.uniform((0.0, -60.0, -60.0), (100.0, 60.0, 60.0), (20000, 3))
+    weight = np.ones(len(lab))
+    ticks: list[int] = []
+    grown = colour_count.grow_palette(
+        lab, weight, np.zeros((0, 3)), 0, lambda errors: False, 256, tick=lambda: ticks.append(1)
+    )
+
+    assert len(grown) == 256
+    # 1 + 4 + 5 + 10 + ... seeds in doubling rounds, each with its Lloyd iterations.
+    assert len(ticks) >= 256 // colour_count.SEEDS_PER_CHECK + 6
