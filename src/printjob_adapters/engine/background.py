@@ -127,11 +127,11 @@ def remove_background(labels: IntArray, rgba: npt.NDArray[np.uint8] | None = Non
     found = _label_background(labels, ring) if rgba is None else _colour_background(labels, rgba)
     if found is None:
         return Removal(labels=labels, removed=False)
-    matches, own_label, pale, tolerance = found
-    background = _surrounding(labels, matches, own_label)
+    matches, own, pale, tolerance = found
+    background = _surrounding(labels, matches, own)
     for _ in range(REFITS if rgba is not None and background.any() else 0):
         assert rgba is not None
-        followed = _follow_gradient(labels, rgba, background, own_label, matches, tolerance)
+        followed = _follow_gradient(labels, rgba, background, own, matches, tolerance)
         if followed is None:
             break
         background, matches, pale = followed
@@ -154,27 +154,27 @@ def _transparent_background(labels: IntArray) -> Removal:
 
 def _label_background(
     labels: IntArray, ring: IntArray
-) -> tuple[BoolArray, int, BoolArray | None, float] | None:
-    """Pixels of the border's majority label and that label (no pale pixels: colours are not
-    known), or None when no label holds half the border."""
+) -> tuple[BoolArray, BoolArray, BoolArray | None, float] | None:
+    """Pixels of the border's majority label, twice (they are the background's own colour
+    too; no pale pixels: colours are not known), or None when no label holds half the border."""
     counts = np.bincount(ring[ring >= 0])
     index = int(np.argmax(counts))
     if counts[index] < BORDER_MAJORITY * len(ring):
         return None
     matches: BoolArray = labels == index
-    return matches, index, None, 0.0
+    return matches, matches, None, 0.0
 
 
 def _colour_background(
     labels: IntArray, rgba: npt.NDArray[np.uint8]
-) -> tuple[BoolArray, int, BoolArray, float] | None:
+) -> tuple[BoolArray, BoolArray, BoolArray, float] | None:
     """Pixels whose colour lies within tolerance of the background surface fitted to the
-    border (see `fit_surface`), the label most of the fitting border pixels have, the
-    pale pixels (within `PALE_REACH` tolerances: paper grain and JPEG noise a little too far
-    from the background's colour to match it) and the tolerance; None when at least half
-    the border fits no smooth surface. Pixels of that label join within `FRINGE_REACH`
-    tolerances.
-    Cost: O(N) (one float32 distance per pixel)."""
+    border (see `fit_surface`), the pixels of the background's own colours
+    (`_own_colours`), the pale pixels (within `PALE_REACH` tolerances: paper grain and
+    JPEG noise a little too far from the background's colour to match it) and the
+    tolerance; None when at least half the border fits no smooth surface. Pixels of those
+    colours join within `FRINGE_REACH` tolerances.
+    Cost: O(N) (one float32 distance per pixel, two bincounts)."""
     h, w = labels.shape
     ys, xs = border_coordinates(h, w)
     ring_labels = border_pixels(labels)
@@ -189,16 +189,33 @@ def _colour_background(
     distance = _distance_to_surface(rgba, coefficients)
     matches: BoolArray = distance <= tolerance
     majority = int(np.bincount(ring_labels[opaque][inliers]).argmax())
-    matches |= (labels == majority) & (distance <= FRINGE_REACH * tolerance)
+    own = _own_colours(labels, matches, majority)
+    matches |= own & (distance <= FRINGE_REACH * tolerance)
     matches &= labels >= 0
-    return matches, majority, distance <= PALE_REACH * tolerance, tolerance
+    return matches, own, distance <= PALE_REACH * tolerance, tolerance
+
+
+def _own_colours(labels: IntArray, matches: BoolArray, majority: int) -> BoolArray:
+    """Pixels of the background's own colours: the label most of the border has, and every
+    label most of whose pixels match the background's surface. A smooth gradient is
+    quantised into many close bands, and the ringing of a JPEG around the design takes
+    whichever band is near; all of them are the background's, not only the border's
+    majority band. Cost: O(N), two bincounts."""
+    valid = labels >= 0
+    count = int(labels.max()) + 1 if valid.any() else 1
+    total = np.bincount(labels[valid], minlength=count)
+    matched = np.bincount(labels[valid & matches], minlength=count)
+    mostly = 2 * matched > total
+    mostly[majority] = True
+    own: BoolArray = valid & mostly[np.where(valid, labels, 0)]
+    return own
 
 
 def _follow_gradient(
     labels: IntArray,
     rgba: npt.NDArray[np.uint8],
     background: BoolArray,
-    own_label: int,
+    own: BoolArray,
     matches: BoolArray,
     first_tolerance: float,
 ) -> tuple[BoolArray, BoolArray, BoolArray] | None:
@@ -225,13 +242,11 @@ def _follow_gradient(
     # not widen the background's colour into the design's light tints.
     tolerance = min(tolerance, first_tolerance)
     distance = _distance_to_surface(rgba, coefficients)
-    refitted = (distance <= tolerance) | (
-        (labels == own_label) & (distance <= FRINGE_REACH * tolerance)
-    )
+    refitted = (distance <= tolerance) | (own & (distance <= FRINGE_REACH * tolerance))
     refitted = (refitted & (labels >= 0)) | matches
     if (refitted & ~matches).sum() < REFIT_GROWTH * refitted.size:
         return None
-    grown = background | _surrounding(labels, refitted, own_label)
+    grown = background | _surrounding(labels, refitted, own)
     if grown.sum() <= background.sum():
         return None
     return grown, refitted, distance <= PALE_REACH * tolerance
@@ -321,7 +336,7 @@ def _distance_to_surface(rgba: npt.NDArray[np.uint8], coefficients: FloatArray) 
     return np.sqrt(total)
 
 
-def _surrounding(labels: IntArray, matches: BoolArray, own_label: int) -> BoolArray:
+def _surrounding(labels: IntArray, matches: BoolArray, own: BoolArray) -> BoolArray:
     """Of the background-coloured pixels `matches`, those that surround the design: outside
     its silhouette and connected to the image border, the main background (the region with
     the most border contact) and every other region not embraced by the design; then the
@@ -344,7 +359,7 @@ def _surrounding(labels: IntArray, matches: BoolArray, own_label: int) -> BoolAr
     keep[0] = False
     surrounding: BoolArray = keep[regions]
     enclosed = silhouette & ~design
-    return surrounding | _fringe(surrounding, (labels == own_label) & ~enclosed)
+    return surrounding | _fringe(surrounding, own & ~enclosed)
 
 
 def _fringe(background: BoolArray, own: BoolArray) -> BoolArray:

@@ -9,6 +9,7 @@ are never trusted on their own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -353,6 +354,7 @@ def clean_speckles(
     passes: int = 2,
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
@@ -370,6 +372,8 @@ def clean_speckles(
     kept_base = _kept_base(comps, keep)
     pixels: _Pixels | None = None
     for _ in range(passes):
+        if tick is not None:
+            tick()  # a cancel check per pass: seconds each on 3 MP of 2 x 2 blocks
         n, size, comp_label = comps.count, comps.size, comps.label
         small = (size <= SPECKLE_MAX) & (comp_label >= 0)
         small[comps.to_id[kept_base]] = False
@@ -439,6 +443,9 @@ BUSY_SMALL = 2.0
 SPECK_AREA = 32
 #: Mode-filter passes for photo-like input.
 SMOOTH_PASSES = 2
+#: Labels summed between two cancel checks in the mode filter (about ten whole-image byte
+#: operations each: at 3 MP some 20 ms, so a check every ~0.3 s).
+LABELS_PER_CHECK = 16
 #: Images with fewer pixels than this never get the speck filter.
 SPECK_MIN_PIXELS = 64 * 64
 #: Merge rounds of the speck filter (a speck merged into a speck grows each round).
@@ -495,6 +502,7 @@ def merge_specks(
     passes: int = SPECK_PASSES,
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> IntArray:
     """Speck filter for photo-like input (what vtracer's filter_speckle does): every
     component under `max_size` pixels joins the neighbouring component whose colour is
@@ -512,6 +520,8 @@ def merge_specks(
     kept_base = _kept_base(comps, keep)
     pixels: _Pixels | None = None
     for _ in range(passes):
+        if tick is not None:
+            tick()  # a cancel check per pass
         n, size, comp_label = comps.count, comps.size, comps.label
         under = (size < max_size) & (comp_label >= 0)
         small = under.copy()
@@ -588,6 +598,7 @@ def majority_smooth(
     passes: int = SMOOTH_PASSES,
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> IntArray:
     """Mode filter for photo-like input: a pixel takes the label most common in its 3x3
     window when that label outnumbers its own, so the ragged boundaries between the
@@ -595,10 +606,11 @@ def majority_smooth(
     corners and segments to trace). With `keep_every_colour` a colour it would wipe
     out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
     `detail.detail_mask`) keep theirs: the filter would thin 1-px strokes away. Only for
-    photo-like input (`photo_like`). Cost: O(N K) uint8 window sums for K labels."""
+    photo-like input (`photo_like`). `tick`, a cancel check, is called every
+    `LABELS_PER_CHECK` labels. Cost: O(N K) uint8 window sums for K labels."""
     out = labels
     for _ in range(passes):
-        out = _majority(out)
+        out = _majority(out, tick)
         if keep is not None:
             out = np.where(keep, labels, out).astype(np.int32)
     if keep_every_colour:
@@ -616,7 +628,7 @@ def majority_smooth(
     return out
 
 
-def _majority(labels: IntArray) -> IntArray:
+def _majority(labels: IntArray, tick: Callable[[], None] | None = None) -> IntArray:
     """One mode-filter pass (see `majority_smooth`). Ties go to the smaller label. Labels
     are compared as int8 (int16 for over 126 colours), the window sums use two reused
     uint8 arrays, and the running winner is updated with masked copies rather than
@@ -633,7 +645,9 @@ def _majority(labels: IntArray) -> IntArray:
     count = np.empty(labels.shape, dtype=np.uint8)
     hit = np.empty(labels.shape, dtype=bool)
     better = np.empty(labels.shape, dtype=bool)
-    for value in present:
+    for done, value in enumerate(present):
+        if tick is not None and done % LABELS_PER_CHECK == 0:
+            tick()
         np.equal(narrow, value, out=hit)
         _box3(hit, row, count)
         np.greater(count, best, out=better)

@@ -6,13 +6,14 @@ from paper, and the page comes out as grey blobs over illegible text. The light 
 slowly; the ink does not. So the light is estimated at a large scale (the bright paper of
 each block of the page, smoothed) and divided out, and the page is judged again: when the
 evened-out page is ink on paper (`colour_count.two_tone`), its evened-out pixels are
-traced instead (an evenly lit two-tone page gains nothing and loses nothing by it).
+traced instead. A page that is ink on paper as it is (an evenly lit one, or one whose
+bold shapes only look like shadow to the block measure) is traced as it is.
 Anything else (flat art, photos, colour logos) is left exactly as it is.
 
 Cost: only for noisy, fully opaque input whose colours lie near one line (checked on a
-sample, O(N / 16)) and whose paper light varies: one
+sample, O(N / 16)) and whose paper light varies: one histogram of the input and one
 `quantise.pixel_maps` and histogram of the evened-out image, O(N), plus O(N) for the block
-percentiles and the bilinear upsampling; the greedy colours only when the histogram
+percentiles and the bilinear upsampling; the greedy colours only when a histogram
 already looks two-tone.
 """
 
@@ -46,6 +47,11 @@ def even_out(
         return rgba, maps
     light = paper_light(rgba)
     if float(light.min()) >= EVEN_LIGHT * float(light.max()):
+        return rgba, maps
+    # Already ink on paper: nothing to gain. The light is the paper's brightness per block,
+    # so a block a bold shape fills reads as shadow, and dividing it out would brighten
+    # the paper beside the shape to a white the page does not have.
+    if _two_tone(rgba, maps):
         return rgba, maps
     gain = float(light.max()) / np.maximum(light, 1.0)
     evened = rgba.copy()

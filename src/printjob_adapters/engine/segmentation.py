@@ -97,7 +97,9 @@ def segment(
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)
     checkpoint(0.2)
-    palette = quantise.find_palette(rgb, maps, colors, colours).astype(np.float64)
+    palette = quantise.find_palette(
+        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2)
+    ).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
     # Flat interiors are measured on fully opaque pixels only; art that is never fully
@@ -123,6 +125,7 @@ def segment(
         split=tol.split,
         keep_every_colour=colors is not None,
         keep=keep,
+        tick=lambda: checkpoint(0.65),
     )
     checkpoint(0.7)
     labels = comps.labels()
@@ -135,9 +138,18 @@ def segment(
         keep = detail.detail_mask(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
         )
-        labels = cleanup.majority_smooth(labels, keep_every_colour=exact, keep=keep)
+        labels = cleanup.majority_smooth(
+            labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7)
+        )
         checkpoint(0.75)
-        labels = cleanup.merge_specks(labels, rgb, palette, keep_every_colour=exact, keep=keep)
+        labels = cleanup.merge_specks(
+            labels,
+            rgb,
+            palette,
+            keep_every_colour=exact,
+            keep=keep,
+            tick=lambda: checkpoint(0.75),
+        )
         used = None
     bridged = detail.bridge_corners(labels, rgb, palette, keep)
     if used is not None and bridged is not labels:
