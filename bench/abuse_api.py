@@ -142,20 +142,36 @@ async def slow_upload(port: int, key: str, end: float, tally: Tally) -> None:
         f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
         f"Content-Length: {len(body) + 1024 * 1024}\r\n\r\n"
     ).encode()
+    await _drip(port, head + body, b"x", 5.0, 0.1, end, tally, "slow uploads cut off")
+
+
+async def _drip(
+    port: int,
+    start: bytes,
+    drop: bytes,
+    patience: float,
+    backoff: float,
+    end: float,
+    tally: Tally,
+    label: str,
+) -> None:
+    """Until `end`: send `start`, then one `drop` each time the server kept the connection
+    open for `patience` seconds; count every connection the server closed under `label`
+    and open the next."""
     while time.monotonic() < end:
         try:
             reader, writer = await _open(port)
-            await _send(writer, head + body)
+            await _send(writer, start)
             while time.monotonic() < end:
-                if await _closed(reader, 5.0):
-                    tally.add("slow uploads cut off")
+                if await _closed(reader, patience):
+                    tally.add(label)
                     break
-                writer.write(b"x")
+                writer.write(drop)
                 await writer.drain()
             writer.close()
         except OSError:
-            tally.add("slow uploads cut off")
-            await asyncio.sleep(0.1)
+            tally.add(label)
+            await asyncio.sleep(backoff)
 
 
 async def unread_download(port: int, key: str, job_id: str, end: float, tally: Tally) -> None:
@@ -188,20 +204,7 @@ async def _send(writer: asyncio.StreamWriter, data: bytes, piece: int = 1 << 20)
 
 async def trickle(port: int, end: float, tally: Tally) -> None:
     head = b"GET /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
-    while time.monotonic() < end:
-        try:
-            reader, writer = await _open(port)
-            writer.write(head)
-            while time.monotonic() < end:
-                if await _closed(reader, 2.0):
-                    tally.add("trickling heads cut off")
-                    break
-                writer.write(b"a")
-                await writer.drain()
-            writer.close()
-        except OSError:
-            tally.add("trickling heads cut off")
-            await asyncio.sleep(0.2)
+    await _drip(port, head, b"a", 2.0, 0.2, end, tally, "trickling heads cut off")
 
 
 async def padded_upload(port: int, key: str, data: bytes, end: float, tally: Tally) -> None:
