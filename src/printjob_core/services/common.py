@@ -4,6 +4,7 @@ work more than one actor takes (saving a transition, dropping an ended job's upl
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -80,6 +81,19 @@ def drop_upload(blobs: BlobStore, before: Job, after: Job | None) -> None:
     """Delete the uploaded image once its job has ended (design decision 10)."""
     if after is not None and after.is_final and before.image_key is not None:
         blobs.delete(before.image_key)
+
+
+def cancel_job(ports: Ports, find: Callable[[UnitOfWork], Job]) -> Job:
+    """Cancel the job `find` reads in one transaction (nothing charged, a hold returned;
+    repeated, no change), then delete its upload. Both doors cancel this way."""
+    with ports.uow() as uow:
+        job = find(uow)
+        transition = lifecycle.cancel(job, ports.clock.now())
+        if transition.job is not job:
+            apply_transition(uow, transition)
+            uow.commit()
+    drop_upload(ports.blobs, job, transition.job)
+    return transition.job
 
 
 def stored_account(uow: UnitOfWork, account_id: str) -> Account:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from printjob_core import lifecycle
 from printjob_core.errors import ResultExpired, ResultNotReady
 from printjob_core.model import Account, Job, JobStatus
 from printjob_core.ports import BlobReader, JobByKey
@@ -17,8 +16,7 @@ from printjob_core.services.common import (
     JOB_ID,
     Ports,
     api_job,
-    apply_transition,
-    drop_upload,
+    cancel_job,
     job_not_found,
 )
 from printjob_core.shapes import AccountView, account_view
@@ -65,14 +63,9 @@ class Jobs:
     def cancel(self, account: Account, job_id: str) -> Job:
         """Cancel a queued or running job (contract 4.3): nothing charged, hold returned."""
         self.access.count_read(account)
-        with self.ports.uow() as uow:
-            job = _own_job(_stored_job(uow.jobs.get, job_id), account, job_id)
-            transition = lifecycle.cancel(job, self.ports.clock.now())
-            if transition.job is not job:
-                apply_transition(uow, transition)
-                uow.commit()
-        drop_upload(self.ports.blobs, job, transition.job)
-        return transition.job
+        return cancel_job(
+            self.ports, lambda uow: _own_job(_stored_job(uow.jobs.get, job_id), account, job_id)
+        )
 
     def result(self, account: Account, job_id: str) -> tuple[Job, bytes]:
         """The job and its file (contract 4.4), whole."""

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import attrs
 
-from printjob_core import lifecycle, quota, sessions, signins
+from printjob_core import quota, sessions, signins
 from printjob_core.errors import (
     BadCredentials,
     EmailTaken,
@@ -54,8 +54,7 @@ from printjob_core.services.access import Access
 from printjob_core.services.common import (
     JOB_ID,
     Ports,
-    apply_transition,
-    drop_upload,
+    cancel_job,
     job_not_found,
     stored_account,
 )
@@ -192,17 +191,7 @@ class WebsiteService:
         with self.ports.uow() as uow:
             account = Account(id=self.ports.ids.account_id(), created_at=now, email=address)
             uow.accounts.add(account)
-            person = Person(
-                id=self.ports.ids.person_id(),
-                account_id=account.id,
-                email=address,
-                password_hash=password_hash,
-                created_at=now,
-                password_changed_at=now,
-            )
-            if not uow.people.add(person):
-                raise _email_taken()
-            issued = self._issue(uow, person, now)
+            issued = self._welcome(uow, account.id, address, password_hash, now)
             uow.commit()
         return issued
 
@@ -263,17 +252,7 @@ class WebsiteService:
             account = uow.accounts.get(view.account_id)
             if account is None or account.disabled:
                 raise _disabled()
-            person = Person(
-                id=self.ports.ids.person_id(),
-                account_id=account.id,
-                email=view.email,
-                password_hash=password_hash,
-                created_at=now,
-                password_changed_at=now,
-            )
-            if not uow.people.add(person):
-                raise _email_taken()
-            issued = self._issue(uow, person, now)
+            issued = self._welcome(uow, account.id, view.email, password_hash, now)
             uow.commit()
         return issued
 
@@ -433,14 +412,7 @@ class WebsiteService:
 
     def cancel_conversion(self, signed_in: SignedIn, job_id: str) -> Job:
         """Cancel a queued or running website job (API jobs are canceled through the API)."""
-        with self.ports.uow() as uow:
-            job = _website_job(uow, signed_in, job_id)
-            transition = lifecycle.cancel(job, self.ports.clock.now())
-            if transition.job is not job:
-                apply_transition(uow, transition)
-                uow.commit()
-        drop_upload(self.ports.blobs, job, transition.job)
-        return transition.job
+        return cancel_job(self.ports, lambda uow: _website_job(uow, signed_in, job_id))
 
     def download(self, signed_in: SignedIn, job_id: str) -> Download:
         """A website job's file. The first download of a result counts against the plan's
@@ -483,6 +455,23 @@ class WebsiteService:
         )
 
     # -- steps ---------------------------------------------------------------------------
+
+    def _welcome(
+        self, uow: UnitOfWork, account_id: str, email: str, password_hash: str, now: datetime
+    ) -> IssuedSession:
+        """Add a person to `account_id` and sign them in, in the caller's transaction; the
+        email's uniqueness is the database's to decide (two sign-ups at once)."""
+        person = Person(
+            id=self.ports.ids.person_id(),
+            account_id=account_id,
+            email=email,
+            password_hash=password_hash,
+            created_at=now,
+            password_changed_at=now,
+        )
+        if not uow.people.add(person):
+            raise _email_taken()
+        return self._issue(uow, person, now)
 
     def _issue(self, uow: UnitOfWork, person: Person, now: datetime) -> IssuedSession:
         token = self.ports.ids.secret_token()
