@@ -48,6 +48,7 @@ from printjob_adapters.sql.repositories import Cursor, Params, SqlUnitOfWork
 from printjob_adapters.sql.schema import SCHEMA_VERSION, SchemaError, upgrade_statements
 from printjob_adapters.sql.views import SqlViews
 from printjob_adapters.storage import BUSY_RETRY_AFTER, busy
+from printjob_core.errors import ServerBusy
 
 #: The channel a newly queued job is announced on.
 CHANNEL = JOB_CHANNEL
@@ -124,10 +125,26 @@ class _Pool:
                     open=False,
                     name="printjob",
                 )
-                with _busy_on_contention("opening the database"):
-                    self._pool.open(wait=True, timeout=max(self.timeout, 10.0))
+                try:
+                    with _busy_on_contention("opening the database"):
+                        self._pool.open(wait=True, timeout=max(self.timeout, 10.0))
+                except ServerBusy:
+                    self._pool.close()
+                    self._pool = None
+                    self._explain_unreachable()
+                    raise
                 self._pid = pid
             return self._pool
+
+    def _explain_unreachable(self) -> None:
+        """After the pool gave up opening: one direct attempt, so that a server that is
+        down or a wrong address is reported as such (with psycopg's reason) rather than
+        as a pool that timed out. Returns when the server answers (the pool was merely
+        slow: the caller's busy error stands)."""
+        try:
+            psycopg.connect(self.url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise busy("the database could not be reached") from exc
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:
@@ -386,6 +403,16 @@ class PostgresStorage:
     def immediate_reads(self) -> None:
         """A PostgreSQL read is a network round trip: it never runs on the event loop."""
         return None
+
+    def _explain_unreachable(self) -> None:
+        """After the pool gave up opening: one direct attempt, so that a server that is
+        down or a wrong address is reported as such (with psycopg's reason) rather than
+        as a pool that timed out. Returns when the server answers (the pool was merely
+        slow: the caller's busy error stands)."""
+        try:
+            psycopg.connect(self.url, connect_timeout=5).close()
+        except psycopg.Error as exc:
+            raise busy("the database could not be reached") from exc
 
     @contextmanager
     def connection(self) -> Iterator[Connection]:

@@ -26,14 +26,24 @@ T = TypeVar("T")
 BUSY_RETRY_AFTER = 2
 
 
-def busy(what: str) -> ServerBusy:
+class StorageBusy(ServerBusy):
+    """503 `server_busy` from storage, keeping what it gave up on (`what`): a client is
+    told only to resend, but an operator command says whether the database was locked
+    or could not be reached at all."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The service is busy ({what}); nothing was changed. Wait and send the same "
+            "request again with the same Idempotency-Key.",
+            retry_after=BUSY_RETRY_AFTER,
+        )
+        self.what = what
+
+
+def busy(what: str) -> StorageBusy:
     """503 `server_busy` (design decision 8) for a storage call that gave up waiting on
     `what`: the transaction changed nothing, so resending the request is safe."""
-    return ServerBusy(
-        f"The service is busy ({what}); nothing was changed. Wait and send the same request "
-        "again with the same Idempotency-Key.",
-        retry_after=BUSY_RETRY_AFTER,
-    )
+    return StorageBusy(what)
 
 
 class WouldWait(Exception):

@@ -728,10 +728,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(str(exc))
     except OperatorError as exc:
         return _error(_naming_the_database(str(exc)))
-    except ServerBusy:
-        return _error(
-            _naming_the_database("the database stayed locked by another process; try again")
-        )
+    except ServerBusy as exc:
+        return _error(_naming_the_database(_why_busy(exc)))
     except ProblemError as exc:
         return _error(_naming_the_database(exc.detail))
     except PrintjobError as exc:
@@ -747,6 +745,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if type(exc).__module__.startswith(("psycopg", "psycopg_pool")):
             return _error(_naming_the_database(f"database error: {type(exc).__name__}: {exc}"))
         raise
+
+
+def _why_busy(exc: ServerBusy) -> str:
+    """An operator's reason for a busy database: locked by another process, or not
+    reachable at all (a PostgreSQL server down or a wrong address)."""
+    from printjob_adapters.storage import StorageBusy
+
+    what = exc.what if isinstance(exc, StorageBusy) else "the database stayed locked"
+    if "could not be reached" in what or "no database connection" in what:
+        cause = exc.__cause__
+        reason = f": {str(cause).strip().splitlines()[0]}" if cause and str(cause).strip() else ""
+        return f"{what}{reason}; check that the database server is running and its address"
+    return f"{what} by another process; try again"
 
 
 def _naming_the_database(message: str) -> str:

@@ -54,11 +54,13 @@ from printjob_core.model import (
 )
 from printjob_core.options import COLORS_RANGE, DPI_RANGE, MAX_CANVAS_PIXELS, MAX_SIDE
 from printjob_core.services import JOB_ID, POLL_RETRY_AFTER
+from printjob_http.request_ids import WELL_FORMED
 
 OPENAPI_VERSION = "3.1.0"
 API_VERSION = "1.0.0"
 JOB_ID_PATTERN = f"^{JOB_ID.pattern}$"
 IDEMPOTENCY_KEY_PATTERN = '^"?[A-Za-z0-9._:-]{1,255}"?$'
+REQUEST_ID_PATTERN = f"^{WELL_FORMED}$"
 SIZE_PATTERN = "^(original|[0-9]{1,6}[xX][0-9]{1,6})$"
 #: The image types the service opens, as the media types of the upload part.
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/bmp", "image/webp")
@@ -995,7 +997,7 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
     service = getattr(settings, "service_name", None) or "printjob"
     policy = settings.policy() if settings is not None and hasattr(settings, "policy") else Policy()
     answers = _Answers(base_url, docs_url, policy)
-    return {
+    document = {
         "openapi": OPENAPI_VERSION,
         "info": {
             "title": f"{service} API",
@@ -1043,6 +1045,17 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     "schema": {"type": "string", "pattern": JOB_ID_PATTERN},
                     "example": EXAMPLE_JOB_ID,
                 },
+                "RequestId": {
+                    "name": "X-Request-Id",
+                    "in": "header",
+                    "required": False,
+                    "description": (
+                        "Your own id for this request (1 to 128 letters, digits or . _ : -), "
+                        "echoed on the answer and kept in the service's logs; anything else "
+                        "is replaced by a new id (never refused)."
+                    ),
+                    "schema": {"type": "string"},
+                },
                 "IdempotencyKey": {
                     "name": "Idempotency-Key",
                     "in": "header",
@@ -1080,6 +1093,15 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
                     "schema": {"type": "string"},
                     "example": "POST",
                 },
+                "X-Request-Id": {
+                    "description": (
+                        "The request's id: the one the request sent when well-formed, else "
+                        "a new one. Quote it when asking for help: it is in the service's logs."
+                    ),
+                    "required": True,
+                    "schema": {"type": "string", "pattern": REQUEST_ID_PATTERN},
+                    "example": "req_4f1c9b2a7d3e8f6a0b5c1d2e",
+                },
             },
             "responses": {
                 "MethodNotAllowed": answers.problem(
@@ -1091,6 +1113,25 @@ def openapi_document(settings: Any = None) -> dict[str, Any]:
             "schemas": _schemas(docs_url, policy),
         },
     }
+    _with_request_ids(document)
+    return document
+
+
+def _with_request_ids(document: dict[str, Any]) -> None:
+    """Every operation takes an `X-Request-Id` and every answer carries one: the shell
+    echoes it on all of them (`printjob_http.request_ids`), so it is documented once here
+    rather than beside each answer."""
+    parameter = {"$ref": "#/components/parameters/RequestId"}
+    header = {"$ref": "#/components/headers/X-Request-Id"}
+    answers = [document["components"]["responses"].values()]
+    for path in document["paths"].values():
+        for operation in path.values():
+            operation["parameters"] = [*operation.get("parameters", ()), parameter]
+            answers.append(operation["responses"].values())
+    for group in answers:
+        for answer in group:
+            if "$ref" not in answer:
+                answer["headers"] = {**answer.get("headers", {}), "X-Request-Id": header}
 
 
 __all__ = ["API_VERSION", "openapi_document"]

@@ -15,7 +15,9 @@ from typing import Any
 #: Where the request's id is kept in the ASGI scope.
 REQUEST_ID = "printjob.request_id"
 HEADER = b"x-request-id"
-_WELL_FORMED = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
+#: A well-formed id: a bounded token (the OpenAPI description states it too).
+WELL_FORMED = "[A-Za-z0-9._:-]{1,128}"
+_WELL_FORMED = re.compile(WELL_FORMED.encode("ascii"))
 
 
 def new_request_id() -> str:
@@ -45,4 +47,4 @@ def echoing(send: Any, request_id: str) -> Any:
     return send_echoing
 
 
-__all__ = ["HEADER", "REQUEST_ID", "echoing", "new_request_id", "request_id_of"]
+__all__ = ["HEADER", "REQUEST_ID", "WELL_FORMED", "echoing", "new_request_id", "request_id_of"]

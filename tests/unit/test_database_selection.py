@@ -132,3 +132,28 @@ def test_an_idle_runner_waits_on_the_signal(tmp_path: Path) -> None:
     runner.run(stop)
     assert signal.waits == [0.01, 0.01, 0.01]
     container.close()
+
+
+def test_an_unreachable_database_is_reported_as_such(tmp_path: Path) -> None:
+    """A PostgreSQL server that is down is named as unreachable, with psycopg's reason,
+    not as a database "locked by another process"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRINTJOB_")}
+    env.update(
+        PRINTJOB_DATA_DIR=str(tmp_path),
+        PYTHONPATH=str(ROOT / "src"),
+        # Port 1 on loopback: nothing listens there, so the connection is refused at once.
+        PRINTJOB_DATABASE_URL="postgresql://printjob@127.0.0.1:1/printjob",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "printjob_http.cli", "accounts", "list"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "the database could not be reached" in last
+    assert "refused" in last.lower()
+    assert "locked" not in last

@@ -150,3 +150,19 @@ def test_the_upload_is_a_binary_file_part_of_an_image_type() -> None:
     assert body["examples"]
     submission = _resolve(body["schema"])
     assert "default" not in submission["properties"]["dpi"]  # a generated client sends defaults
+
+
+def test_every_operation_takes_and_every_answer_carries_a_request_id() -> None:
+    """The shell echoes `X-Request-Id` on every answer (`printjob_http.request_ids`): a
+    client generated from the description can read it and send its own."""
+    pattern = re.compile(
+        _resolve({"$ref": "#/components/headers/X-Request-Id"})["schema"]["pattern"]
+    )
+    assert pattern.match("req_4f1c9b2a7d3e8f6a0b5c1d2e")
+    assert not pattern.match("two words")
+    for (method, path), operation in OPERATIONS.items():
+        names = [_resolve(p)["name"] for p in operation.get("parameters", ())]
+        assert names.count("X-Request-Id") == 1, (method, path)
+        for status, answer in operation["responses"].items():
+            headers = _resolve(answer).get("headers", {})
+            assert "X-Request-Id" in headers, (method, path, status)
