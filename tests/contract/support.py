@@ -184,7 +184,9 @@ class Client(httpx.Client):
         files = {"image": ("picture.png", png() if image is None else image, "image/png")}
         return self.post("/v1/jobs", files=files, data=fields, headers=headers)
 
-    def wait(self, job_id: str, timeout: float = 90.0, until: tuple[str, ...] = FINAL) -> dict:
+    def wait(
+        self, job_id: str, timeout: float = 90.0, until: tuple[str, ...] = FINAL
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
             response = self.get(f"/v1/jobs/{job_id}")
@@ -192,17 +194,18 @@ class Client(httpx.Client):
                 time.sleep(int(response.headers["retry-after"]))
                 continue
             assert response.status_code == 200, response.text
-            job = response.json()
+            job: dict[str, Any] = response.json()
             if job["status"] in until:
                 return job
             if time.monotonic() > deadline:
                 raise AssertionError(f"job {job_id} still {job['status']} after {timeout} s")
             time.sleep(0.25)
 
-    def account_view(self) -> dict:
+    def account_view(self) -> dict[str, Any]:
         response = self.get("/v1/account")
         assert response.status_code == 200, response.text
-        return response.json()
+        view: dict[str, Any] = response.json()
+        return view
 
 
 _salt = iter(range(1, 10**9))
@@ -244,11 +247,11 @@ def busy_png(size: int = 1600, shapes: int = 400) -> bytes:
 
 def assert_problem(
     response: httpx.Response, status: int, code: str, param: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The answer is a contract Problem (2.6) with this status and code."""
     assert response.status_code == status, (response.status_code, response.text)
     assert response.headers["content-type"].startswith(PROBLEM_JSON), response.headers
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert body["status"] == status
     assert body["code"] == code, body
     assert body["type"].endswith(f"#error-{code}")

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 import attrs
 import pytest
@@ -92,6 +93,16 @@ from printjob_core.services import (
 )
 
 LEASE = timedelta(seconds=60)
+_Error = TypeVar("_Error", bound=PrintjobError)
+
+
+def _set(moment: datetime | None) -> datetime:
+    """A time the model's state says is set here (a succeeded job's expiry, a running
+    job's lease)."""
+    assert moment is not None
+    return moment
+
+
 RESULT_TTL = timedelta(hours=24)
 IDEMPOTENCY_TTL = timedelta(hours=24)
 MAX_ATTEMPTS = 3
@@ -266,7 +277,7 @@ class CoreMachine(RuleBasedStateMachine):
         assert job is not None, job_id
         return job
 
-    def _expect(self, call: Callable[[], object], error: type[PrintjobError]) -> PrintjobError:
+    def _expect(self, call: Callable[[], object], error: type[_Error]) -> _Error:
         try:
             call()
         except error as exc:
@@ -309,7 +320,7 @@ class CoreMachine(RuleBasedStateMachine):
         fields = [("format", fmt if fmt is not None else "tiff")]
         data = fake_image(100, 100, salt=str(image))
 
-        def call():
+        def call() -> Any:
             return self.api.submit(current, fields, data, key)
 
         if self._count(f"submit:{account.id}") > SUBMISSIONS_PER_MINUTE:
@@ -339,8 +350,8 @@ class CoreMachine(RuleBasedStateMachine):
             event("submit: 402")
             return
         if self._unfinished(account) >= account.active_jobs_max:
-            exc = self._expect(call, TooManyActiveJobs)
-            assert str(account.active_jobs_max) in exc.detail
+            too_many = self._expect(call, TooManyActiveJobs)
+            assert str(account.active_jobs_max) in too_many.detail
             event("submit: too many active jobs")
             return
         submission = call()
@@ -366,7 +377,7 @@ class CoreMachine(RuleBasedStateMachine):
         if current is None:
             return
 
-        def call():
+        def call() -> Any:
             return self.api.cancel(current, job.id)
 
         if not self._read_allowed(account):
@@ -415,14 +426,14 @@ class CoreMachine(RuleBasedStateMachine):
             self._expect(lambda: self.api.result(current, job.id), RateLimited)
             return
 
-        def download():
+        def download() -> Any:
             return self.api.result(current, job.id)
 
         if job.account_id != account.id or job.channel is JobChannel.WEBSITE:
             self._expect(download, NotFound)
         elif job.status is not JobStatus.SUCCEEDED:
             self._expect(download, ResultNotReady)
-        elif job.result_swept or self.clock.now() > job.result_expires:
+        elif job.result_swept or self.clock.now() > _set(job.result_expires):
             # 410 only more than 24 hours after the job ended (contract 4.4)
             self._expect(download, ResultExpired)
             event("result: expired")
@@ -456,7 +467,7 @@ class CoreMachine(RuleBasedStateMachine):
             return
         data = fake_image(100, 100, salt=str(image))
 
-        def call():
+        def call() -> Any:
             options = conversion_options([("format", fmt)])
             return self.website.submit_conversion(self._person(account), data, options)
 
@@ -485,7 +496,7 @@ class CoreMachine(RuleBasedStateMachine):
         job = self._job(j)
         account = self._account(a) if stranger else self._owner(job)
 
-        def call():
+        def call() -> Any:
             return self.website.cancel_conversion(self._person(account), job.id)
 
         if job.account_id != account.id or job.channel is JobChannel.API:
@@ -513,7 +524,7 @@ class CoreMachine(RuleBasedStateMachine):
         job = finished[j % len(finished)] if done and finished else self._job(j)
         account = self._account(a) if stranger else self._owner(job)
 
-        def call():
+        def call() -> Any:
             return self.website.download(self._person(account), job.id)
 
         if job.account_id != account.id or job.channel is JobChannel.API:
@@ -522,7 +533,7 @@ class CoreMachine(RuleBasedStateMachine):
         if job.status is not JobStatus.SUCCEEDED:
             self._expect(call, ResultNotReady)
             return
-        if job.result_swept or self.clock.now() > job.result_expires:
+        if job.result_swept or self.clock.now() > _set(job.result_expires):
             self._expect(call, ResultExpired)
             return
         day = quota_day(self.clock.now())
@@ -548,7 +559,7 @@ class CoreMachine(RuleBasedStateMachine):
     def wrong_key(self, address: str) -> None:
         header = "Bearer pjk1_" + "W" * 38
 
-        def call():
+        def call() -> Any:
             return self.api.authenticate(header, address)
 
         if self._count(f"wrongkey:{NETWORKS[address]}") > WRONG_KEYS_PER_MINUTE:
@@ -681,7 +692,7 @@ class CoreMachine(RuleBasedStateMachine):
         changed = {job.id: job for job in self.runner.recover()}
         expected = set()
         for job in self.jobs.values():
-            if job.status is not JobStatus.RUNNING or job.lease_until >= now:
+            if job.status is not JobStatus.RUNNING or _set(job.lease_until) >= now:
                 continue
             expected.add(job.id)
             if job.attempts < MAX_ATTEMPTS and job.image_kept:
