@@ -50,7 +50,15 @@ def hostile_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerP
 
 @pytest.fixture(scope="session")
 def secure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from start_server(tmp_path_factory, "secure", 1, PRINTJOB_TRUSTED_PROXIES="127.0.0.1")
+    # Idle keep-alive connections kept a minute, not 5 s: a test holds one open while an
+    # operator command (a whole Python process, slow on a loaded machine) revokes its key.
+    yield from start_server(
+        tmp_path_factory,
+        "secure",
+        1,
+        PRINTJOB_TRUSTED_PROXIES="127.0.0.1",
+        PRINTJOB_KEEPALIVE_TIMEOUT_SECONDS="60",
+    )
 
 
 #: Operator services by the server's data directory. Not by `id(server)`: a server object
