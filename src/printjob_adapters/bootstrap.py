@@ -282,6 +282,7 @@ def bootstrap(
             ports,
             Argon2PasswordHasher() if hasher is None else hasher,
             signup_open=settings.signup_open,
+            sign_ups_per_day=settings.signups_per_day,
         ),
         engine=engine,
         probe=probe,

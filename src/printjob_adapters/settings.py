@@ -40,6 +40,7 @@ METRICS_TOKEN = "PRINTJOB_METRICS_TOKEN"
 LOG_FORMAT = "PRINTJOB_LOG_FORMAT"
 WORKER_MEMORY_MB = "PRINTJOB_WORKER_MEMORY_MB"
 SIGNUP = "PRINTJOB_SIGNUP"
+SIGNUPS_PER_DAY = "PRINTJOB_SIGNUPS_PER_DAY"
 SETTINGS_FILE = "PRINTJOB_SETTINGS_FILE"
 #: The API's connection bounds (issue 15: a slow or silent client holds nothing for long).
 HEADER_TIMEOUT = "PRINTJOB_HEADER_TIMEOUT_SECONDS"
@@ -74,6 +75,7 @@ KNOWN_VARIABLES = frozenset(
         LOG_FORMAT,
         WORKER_MEMORY_MB,
         SIGNUP,
+        SIGNUPS_PER_DAY,
         HEADER_TIMEOUT,
         BODY_WINDOW,
         BODY_MIN_BYTES,
@@ -163,6 +165,9 @@ class Settings:
     #: `open`: anyone may sign up on the website; `closed`: only people the operator
     #: invites (`printjob accounts invite`).
     signup: str = SIGNUP_OPEN
+    #: Website sign-ups allowed per client network within a sliding day (0: no limit),
+    #: so that one visitor cannot collect free daily quotas; invites are not counted.
+    signups_per_day: int = 5
 
     @property
     def signup_open(self) -> bool:
@@ -332,6 +337,7 @@ def _build(cls: type[Settings], env: Mapping[str, str]) -> Settings:
         log_format=log_format,
         worker_memory_mb=number(WORKER_MEMORY_MB, defaults.worker_memory_mb, 0),
         signup=signup,
+        signups_per_day=number(SIGNUPS_PER_DAY, defaults.signups_per_day, 0),
         header_timeout_seconds=number(HEADER_TIMEOUT, defaults.header_timeout_seconds, 0.1, float),
         body_window_seconds=number(BODY_WINDOW, defaults.body_window_seconds, 0.1, float),
         body_min_bytes=number(BODY_MIN_BYTES, defaults.body_min_bytes, 1),

@@ -204,6 +204,13 @@ class SignInThrottled(WebsiteError):
     code, status = "sign_in_throttled", 429
 
 
+class SignUpThrottled(WebsiteError):
+    """Too many accounts made from this client network within a day: one visitor cannot
+    multiply the free daily quota by signing up again and again. Invites still work."""
+
+    code, status = "sign_up_throttled", 429
+
+
 class SignUpClosed(WebsiteError):
     """The operator turned self sign-up off (`PRINTJOB_SIGNUP=closed`); invites still work."""
 

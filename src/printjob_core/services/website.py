@@ -166,11 +166,20 @@ def conversion_options(fields: Iterable[tuple[str, str]]) -> JobOptions:
 class WebsiteService:
     """The website's use cases over the core's ports and a `PasswordHasher`."""
 
-    def __init__(self, ports: Ports, hasher: PasswordHasher, *, signup_open: bool = True) -> None:
+    def __init__(
+        self,
+        ports: Ports,
+        hasher: PasswordHasher,
+        *,
+        signup_open: bool = True,
+        sign_ups_per_day: int = signins.SIGN_UPS_PER_ADDRESS,
+    ) -> None:
         self.ports = ports
         self.policy = ports.policy
         self.hasher = hasher
         self.signup_open = signup_open
+        #: Sign-ups per client network within `signins.SIGN_UP_WINDOW`; 0: no limit.
+        self.sign_ups_per_day = sign_ups_per_day
         self.access = Access(ports)
         self.submissions = Submissions(ports, self.access)
         self._unknown_person_hash: str | None = None
@@ -183,15 +192,22 @@ class WebsiteService:
             raise SignUpClosed("Sign-up is closed on this service. Ask the operator for an invite.")
         address = clean_email(email)
         check_password(password, address)
+        bucket = signins.sign_up_bucket(client)
+        now = self.ports.clock.now()
         with self.ports.reader() as uow:
             if uow.people.find_by_email(address) is not None:
                 raise _email_taken()
+            made = uow.sign_in_failures.since(bucket, now - signins.SIGN_UP_WINDOW)
+        limit = self.sign_ups_per_day
+        wait = signins.seconds_to_wait(made, limit, now, signins.SIGN_UP_WINDOW) if limit else None
+        if wait is not None:
+            raise signins.sign_ups_throttled(wait)
         password_hash = self.hasher.hash(password)
-        now = self.ports.clock.now()
         with self.ports.uow() as uow:
             account = Account(id=self.ports.ids.account_id(), created_at=now, email=address)
             uow.accounts.add(account)
             issued = self._welcome(uow, account.id, address, password_hash, now)
+            uow.sign_in_failures.add(bucket, now)
             uow.commit()
         return issued
 
@@ -216,7 +232,7 @@ class WebsiteService:
             with self.ports.uow() as uow:
                 for bucket in buckets:
                     uow.sign_in_failures.add(bucket, now)
-                uow.sign_in_failures.purge_before(since)
+                uow.sign_in_failures.purge_before(now - signins.KEPT_FOR)
                 uow.commit()
             raise BadCredentials("The email or the password is wrong.")
         assert person is not None  # `_password_matches` is False without a person

@@ -41,6 +41,7 @@ WEBSITE_TITLES = {
     "invite_invalid": "This invite link does not work",
     "key_limit_reached": "Key limit reached",
     "quota_exhausted": "Daily download limit reached",
+    "sign_up_throttled": "Too many sign-ups",
     "account_disabled": "Account disabled",
 }
 #: Every refusal a handler shows on its own form instead of an error page.

@@ -54,7 +54,14 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """One server for the module; submissions generous enough for every test's jobs."""
     data_dir = tmp_path_factory.mktemp("website") / "data"
-    server = ServerProcess(data_dir, workers=1, PRINTJOB_SUBMISSIONS_PER_MINUTE="100").start()
+    # Every test signs up from loopback: the sign-up limit per network is lifted here (it
+    # is tested in-process, `tests/unit/http/test_website_inprocess.py`).
+    server = ServerProcess(
+        data_dir,
+        workers=1,
+        PRINTJOB_SUBMISSIONS_PER_MINUTE="100",
+        PRINTJOB_SIGNUPS_PER_DAY="0",
+    ).start()
     try:
         yield server
     finally:

@@ -14,6 +14,7 @@ from printjob_core.errors import (
     SignInDisabled,
     SignInThrottled,
     SignUpClosed,
+    SignUpThrottled,
 )
 from printjob_core.model import Plan
 from printjob_core.sessions import csrf_valid, hash_token
@@ -239,3 +240,32 @@ def test_a_wrong_current_password_changes_nothing_and_counts_as_a_failure(site: 
     with pytest.raises(PasswordRejected):
         site.world.clock.advance(15 * 60)
         site.website.change_password(here.signed_in, PASSWORD, "short")
+
+
+def test_five_sign_ups_a_day_from_one_network_then_wait_or_be_invited(site: Site) -> None:
+    for n in range(5):
+        site.website.sign_up(f"user{n}@example.com", PASSWORD, CLIENT)
+        site.world.clock.advance(60)
+    with pytest.raises(SignUpThrottled) as refused:
+        site.website.sign_up("user5@example.com", PASSWORD, CLIENT)
+    # The first of the five (made 5 minutes ago) ages out a day after it was made.
+    assert refused.value.retry_after == 86400 - 5 * 60
+    assert "invite" in refused.value.detail
+    assert len(site.world.store.state.accounts) == 5
+    # Failed sign-ins in between do not sweep the day's sign-ups away.
+    site.world.clock.advance(20 * 60)
+    with pytest.raises(BadCredentials):
+        site.website.sign_in("user0@example.com", "wrong", CLIENT)
+    with pytest.raises(SignUpThrottled):
+        site.website.sign_up("user5@example.com", PASSWORD, CLIENT)
+    # Another network signs up at once; the first network once the oldest has aged out.
+    site.website.sign_up("other@example.com", PASSWORD, "192.0.2.1")
+    site.world.clock.advance(86400 - 25 * 60)
+    assert site.website.sign_up("user5@example.com", PASSWORD, CLIENT).signed_in
+
+
+def test_no_sign_up_limit_when_the_operator_sets_none(world: World) -> None:
+    site = make_site(world, sign_ups_per_day=0)
+    for n in range(12):
+        site.website.sign_up(f"user{n}@example.com", PASSWORD, CLIENT)
+    assert len(world.store.state.accounts) == 12

@@ -43,8 +43,16 @@ class Site:
         return self.finish(self.convert(signed_in, salt))
 
 
-def make_site(world: World, *, signup_open: bool = True) -> Site:
-    return Site(world, WebsiteService(world.ports, FakePasswordHasher(), signup_open=signup_open))
+def make_site(world: World, *, signup_open: bool = True, sign_ups_per_day: int = 5) -> Site:
+    return Site(
+        world,
+        WebsiteService(
+            world.ports,
+            FakePasswordHasher(),
+            signup_open=signup_open,
+            sign_ups_per_day=sign_ups_per_day,
+        ),
+    )
 
 
 __all__ = ["CLIENT", "PASSWORD", "Site", "make_site"]

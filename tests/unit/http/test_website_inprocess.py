@@ -460,6 +460,18 @@ def test_sign_in_is_limited_with_a_clear_message(browser: Browser) -> None:
     assert right.status_code == 429  # even the right password waits
 
 
+def test_sign_ups_from_one_network_are_limited_with_a_clear_page(browser: Browser) -> None:
+    for n in range(5):
+        fresh = browser.other()
+        fresh.sign_up(f"person{n}@example.com")
+    refused = browser.other().post("/signup", email="person5@example.com", password=PASSWORD)
+    assert refused.status_code == 429 and "Too many sign-ups" in refused.text
+    assert "invite" in refused.text
+    assert int(refused.headers["retry-after"]) > 23 * 3600
+    browser.clock.advance(86400)
+    browser.other().sign_up("person5@example.com")
+
+
 def test_sign_out_and_sign_in_again(browser: Browser) -> None:
     browser.sign_up("lin@example.com")
     out = browser.post("/signout", "/account")
