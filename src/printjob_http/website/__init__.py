@@ -3,7 +3,7 @@ browser, served by `printjob serve` under `/` beside the API.
 
 Wiring only, like the API's shell: the rules are `printjob_core.services.website`'s. What
 is where: `routes` (the pages), `forms` (reading forms and the upload), `cookies`, `csrf`,
-`security` (the headers), `pages` (the templates), `refusals` (errors as pages), `paths`
+`security` (the headers), `head` (HEAD on pages), `pages` (the templates), `refusals` (errors as pages), `paths`
 (which paths are the website's, for the gate), `static_files`, `site` (what handlers get).
 """
 
@@ -17,6 +17,7 @@ from litestar.di import Provide
 from printjob_core.limits import Policy
 from printjob_core.services.website import WebsiteService
 from printjob_http.shell import Network
+from printjob_http.website.head import answering_head
 from printjob_http.website.pages import Pages
 from printjob_http.website.paths import is_website_path
 from printjob_http.website.refusals import EXCEPTION_HANDLERS
@@ -57,7 +58,7 @@ def create_website(
         logging_config=None,
     )
     app.state["site"] = site
-    return with_security_headers(app)
+    return with_security_headers(answering_head(app))
 
 
 __all__ = ["create_website", "is_website_path"]

@@ -344,3 +344,14 @@ def test_a_picture_can_be_dropped_or_pasted(page: Page, camera: Camera) -> None:
     expect(page).to_have_url(re.compile(r"/jobs/job_[0-9a-f]{32}$"))
     camera.shot(page, "pasted-and-sent")
     wait_succeeded(page)
+
+
+def test_head_on_pages_over_http(site: ServerProcess) -> None:
+    """A monitor's HEAD gets the page's status and headers, no body; the API keeps 405."""
+    with httpx.Client(base_url=site.base_url, timeout=30) as http:
+        for path in ("/", "/signin", "/static/site.css"):
+            head = http.head(path)
+            assert head.status_code == 200, (path, head.status_code)
+            assert head.content == b""
+            assert int(head.headers["content-length"]) == len(http.get(path).content)
+        assert http.head("/v1/jobs").status_code == 405

@@ -549,3 +549,18 @@ def test_unknown_jobs_and_methods_are_pages_not_500s(browser: Browser) -> None:
     assert browser.get("/jobs/nonsense").status_code == 404
     assert browser.request("PUT", "/account").status_code == 405
     assert browser.request("POST", "/convert", content=b"x").status_code in (400, 403)
+
+
+@pytest.mark.parametrize("path", ["/", "/signup", "/signin", "/static/site.css"])
+def test_head_on_a_page_answers_its_headers_without_a_body(browser: Browser, path: str) -> None:
+    got = browser.get(path)
+    head = browser.request("HEAD", path)
+    assert head.status_code == got.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert "content-security-policy" in head.headers
+
+
+def test_head_on_the_api_is_still_405(browser: Browser) -> None:
+    answer = browser.request("HEAD", "/v1/jobs")
+    assert answer.status_code == 405
