@@ -3,8 +3,9 @@ browser, served by `printjob serve` under `/` beside the API.
 
 Wiring only, like the API's shell: the rules are `printjob_core.services.website`'s. What
 is where: `routes` (the pages), `forms` (reading forms and the upload), `cookies`, `csrf`,
-`security` (the headers), `head` (HEAD on pages), `pages` (the templates), `refusals` (errors as pages), `paths`
-(which paths are the website's, for the gate), `static_files`, `site` (what handlers get).
+`security` (the headers), `head` (HEAD on pages), `pages` (the templates), `refusals`
+(errors as pages), `paths` (which paths are the website's, for the gate), `static_files`,
+`site` (what handlers get).
 """
 
 from __future__ import annotations
