@@ -98,6 +98,12 @@ def test_the_executable_sends_trace_to_the_engine_without_the_command_line(
     assert _offending(loaded, SERVER_ONLY + COMMAND_LINE_ONLY) == []
 
 
+def test_a_flat_512_px_logo_is_traced_without_scipy_sparse_or_spatial(tmp_path: Path) -> None:
+    loaded = _loaded_by_trace(tmp_path, entry="printjob_http.command", side=512)
+    assert "printjob_adapters.engine.boundaries" in loaded  # it really vectorised
+    assert _offending(loaded, SCIPY_HEAVY) == []
+
+
 def test_the_executable_runs_the_operators_commands_as_before(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "printjob_http.command", "--version"],
