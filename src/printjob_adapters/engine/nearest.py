@@ -11,13 +11,20 @@ process. `PointSet` answers the same queries, with the same results, in the subs
 - `query` (nearest entry): a screen by matrix product, |q|^2 - 2 q.p + |p|^2 (BLAS),
   then the winner's distance computed exactly, as a difference; the few rows where
   another entry comes within the screen's rounding error of the winner are decided
-  exactly over all entries. O(N K) multiply-adds in blocks of bounded memory; for the
-  palettes of a few hundred colours this is as fast as a tree's O(N log K) walk.
-- `query_pairs` and `query_ball_point` (fixed radius r): a grid of cubes of side r, the
-  points sorted by cube; each query looks at the 27 cubes around its own, by binary
-  search, and keeps the candidates whose exact distance is at most r. O((N + Q) log N)
-  plus the candidates, about 6.4 times the hits (a cube of side 3r around a ball of
-  radius r).
+  exactly over all entries. O(N K) in blocks of bounded memory.
+- `query_pairs` (fixed radius r): a grid of cubes of side r, the points sorted by cube;
+  each occupied cube is paired with itself and the 13 neighbours ahead of it, and the
+  candidate pairs kept whose exact distance is at most r. O(N log N) plus the
+  candidates, about 3.2 times the pairs.
+- `query_ball_point` (fixed radius, given colours): the same grid, each query looking at
+  the 27 cubes around its own by binary search; one colour alone is a pass over the
+  points. O(Q log N) plus the candidates.
+
+The whole-array searches are for the sizes of flat art (a few thousand histogram bins,
+palettes of tens of colours): there they cost less than importing `scipy.spatial`. Past
+`NEAREST_WORK` distances or `RADIUS_POINTS` points (photos: hundreds of thousands of
+colours against hundreds of centres) the same queries go to a `cKDTree`, imported then,
+whose answers are the same.
 
 Distances are sums of squared differences taken axis by axis in order, as `cKDTree`
 takes them, so a colour exactly on a radius is in or out the same way.
@@ -37,7 +44,7 @@ Int64Array = npt.NDArray[np.int64]
 #: the whole-array search costs more than importing `scipy.spatial` and walking its k-d
 #: tree (photos: hundreds of thousands of colours against hundreds of centres); below
 #: them, as for every flat logo, SciPy is not loaded at all.
-NEAREST_WORK = 1 << 20
+NEAREST_WORK = 1 << 16
 RADIUS_POINTS = 4096
 
 #: Elements (queries x entries, or candidate pairs) handled per block: bounds memory to
@@ -125,9 +132,7 @@ class PointSet:
         if len(self.points) > RADIUS_POINTS:
             pairs: Int64Array = self._tree().query_pairs(r, output_type="ndarray")
             return pairs.astype(np.int64)
-        grid = self._grid(r)
-        rows, hits = grid.within(self.points, r, upper_only=True)
-        return np.stack([rows, hits], axis=1) if len(rows) else np.zeros((0, 2), np.int64)
+        return self._grid(r).pairs(r)
 
     def query_ball_point(
         self, x: npt.ArrayLike, r: float, return_sorted: bool | None = None
@@ -147,7 +152,7 @@ class PointSet:
         if len(self.points) > RADIUS_POINTS and len(q2) > 1:
             near = self._tree().query_ball_point(q2, r, return_sorted=True)
             return [np.asarray(hits, dtype=np.int64) for hits in near]
-        rows, hits = self._grid(r).within(q2, r, upper_only=False)
+        rows, hits = self._grid(r).within(q2, r)
         cuts = np.searchsorted(rows, np.arange(1, len(q2)))
         per_row = np.split(hits, cuts)
         return per_row[0] if single else per_row
@@ -192,10 +197,9 @@ class _Grid:
             key = key * self.span[axis] + c[..., axis]
         return key
 
-    def within(self, q: FloatArray, r: float, *, upper_only: bool) -> tuple[Int64Array, Int64Array]:
-        """(query row, point index) for every point within `r` of a query row, sorted by
-        row then index; with `upper_only` (queries are the points themselves) only the
-        pairs with index above row."""
+    def within(self, q: FloatArray, r: float) -> tuple[Int64Array, Int64Array]:
+        """(query row, point index) for every point within `r` of a query row, by row
+        (indices within a row in no set order). Cost: O(Q log N) plus the candidates."""
         if len(q) == 0 or len(self.points) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         cell = np.floor(q / self.side).astype(np.int64)
@@ -219,17 +223,78 @@ class _Grid:
             first = np.repeat(lo.ravel() - (np.cumsum(count) - count), count)
             pos = first + np.arange(total)
             idx = self.order[pos]
-            if upper_only:
-                keep = idx > row
-                row, idx = row[keep], idx[keep]
             near = _squared(q[row], self.points[idx]) <= limit
-            row, idx = row[near], idx[near]
-            sort = np.lexsort((idx, row))
-            rows_out.append(row[sort])
-            hits_out.append(idx[sort])
+            # Rows come out in ascending order already (queries are expanded in order).
+            rows_out.append(row[near])
+            hits_out.append(idx[near])
         if not rows_out:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(rows_out), np.concatenate(hits_out)
+
+    def pairs(self, r: float) -> Int64Array:
+        """The pairs (i, j), i < j, of the grid's points at most `r` apart. Cube by cube
+        rather than point by point: each occupied cube is paired with itself and with the
+        13 of its neighbours that lie ahead of it, so every pair of cubes is looked at
+        once and every candidate pair of points once. Cost: O(C log C) for C occupied
+        cubes plus the candidates, about 3.2 times the pairs found."""
+        keys, start, size = np.unique(self.keys, return_index=True, return_counts=True)
+        cell = np.stack(np.unravel_index(keys, tuple(int(v) for v in self.span)), axis=1).astype(
+            np.int64
+        )
+        chunks: list[Int64Array] = []
+        for offset in _AHEAD if cell.shape[1] == 3 else _ahead(cell.shape[1]):
+            other = cell + offset
+            inside = np.all((other >= 0) & (other < self.span), axis=1)
+            if not inside.any():
+                continue
+            key = np.ravel_multi_index(tuple(other[inside].T), tuple(int(v) for v in self.span))
+            j = np.searchsorted(keys, key)
+            found = j < len(keys)
+            found[found] = keys[j[found]] == key[found]
+            a = np.flatnonzero(inside)[found]
+            b = j[found]
+            chunks.append(self._candidate_pairs(start[a], size[a], start[b], size[b], r))
+        # Within a cube: each unordered pair once.
+        chunks.append(self._candidate_pairs(start, size, start, size, r, same=True))
+        out = np.concatenate(chunks) if chunks else np.zeros((0, 2), np.int64)
+        return out
+
+    def _candidate_pairs(
+        self,
+        start_a: Int64Array,
+        size_a: Int64Array,
+        start_b: Int64Array,
+        size_b: Int64Array,
+        r: float,
+        same: bool = False,
+    ) -> Int64Array:
+        """Every point of cube a[k] against every point of cube b[k], kept within `r`,
+        as (smaller index, larger index). With `same` (a is b) each pair once."""
+        per = size_a * size_b
+        total = int(per.sum())
+        if total == 0:
+            return np.zeros((0, 2), np.int64)
+        which = np.repeat(np.arange(len(per)), per)
+        local = np.arange(total) - np.repeat(np.cumsum(per) - per, per)
+        ia = local // size_b[which]
+        ib = local - ia * size_b[which]
+        if same:
+            keep = ia < ib
+            which, ia, ib = which[keep], ia[keep], ib[keep]
+        i = self.order[start_a[which] + ia]
+        j = self.order[start_b[which] + ib]
+        near = _squared(self.points[i], self.points[j]) <= r * r
+        i, j = i[near], j[near]
+        return np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1)
+
+
+def _ahead(dims: int) -> Int64Array:
+    """The neighbouring cube offsets lexicographically after zero: half of them."""
+    cubes = _cubes(dims)
+    first = np.argmax(cubes != 0, axis=1)
+    lead = cubes[np.arange(len(cubes)), first]
+    out: Int64Array = cubes[lead > 0]
+    return out
 
 
 def _cubes(dims: int) -> Int64Array:
@@ -261,3 +326,6 @@ class Incidence:
             np.bincount(self.row, v[self.indices], minlength=self.shape[0]), dtype=np.float64
         )
         return out
+
+
+_AHEAD = _ahead(3)
