@@ -33,6 +33,7 @@ from printjob_core.errors import (
     InvalidParameter,
     UnsupportedImage,
 )
+from printjob_core.image_rules import check_image
 from printjob_core.limits import Policy
 from printjob_core.model import (
     Background,
@@ -44,7 +45,6 @@ from printjob_core.model import (
 )
 from printjob_core.options import IMAGE_FIELD, parse_options
 from printjob_core.ports import CancelCheck, ImageInfo, ProgressCallback
-from printjob_core.services import check_image
 
 #: Output formats by file name suffix, for `trace_file` without a `format`.
 FORMATS_BY_SUFFIX = {f".{fmt.value}": fmt for fmt in OutputFormat}

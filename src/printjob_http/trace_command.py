@@ -13,8 +13,10 @@ written). Errors are one line on stderr.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from printjob_core.errors import (
@@ -103,6 +105,34 @@ def run_trace(args: argparse.Namespace) -> int:
         f"px at {options.effective_dpi} dpi, {colours}{removed}"
     )
     return EXIT_OK
+
+
+def main(argv: Sequence[str]) -> int:
+    """`printjob trace ARGS...` as a command of its own; returns the exit status.
+
+    What `printjob_http.cli.main` does for `trace`, without loading the rest of the
+    command line: the operator's commands import the core's services and the storage
+    layer, which a print shop would pay for on every file it converts.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    parser = argparse.ArgumentParser(prog="printjob trace")
+    add_trace_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_trace(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        line = " ".join(f"{exc.strerror or exc}{where}".split())
+        print(f"printjob: error: {line}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _fail(status: int, message: str) -> int:

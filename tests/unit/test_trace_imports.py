@@ -33,14 +33,37 @@ SERVER_ONLY = (
 )
 
 
-def _loaded_by_trace(tmp_path: Path) -> set[str]:
-    image = Image.new("RGB", (64, 48), (250, 250, 250))
-    ImageDraw.Draw(image).ellipse((8, 8, 40, 40), fill=(200, 30, 30))
-    source = tmp_path / "logo.png"
-    image.save(source)
+#: What the `printjob` executable's own dispatcher must not load for `trace` either: the
+#: operator's command line and the core's service layer (about 90 ms of imports).
+COMMAND_LINE_ONLY = ("printjob_http.cli", "printjob_core.services", "printjob_core.quota")
+
+#: SciPy's parts that a flat logo's trace has no use for (about 0.3 s of imports).
+SCIPY_HEAVY = ("scipy.sparse", "scipy.spatial")
+
+
+def _flat_logo(path: Path, side: int = 64) -> Path:
+    image = Image.new("RGB", (side, side * 3 // 4), (250, 250, 250))
+    s = side / 64
+    ImageDraw.Draw(image).ellipse((8 * s, 8 * s, 40 * s, 40 * s), fill=(200, 30, 30))
+    ImageDraw.Draw(image).rectangle((44 * s, 10 * s, 60 * s, 40 * s), fill=(20, 40, 160))
+    image.save(path)
+    return path
+
+
+def _offending(loaded: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        name
+        for name in loaded
+        for prefix in forbidden
+        if name == prefix or name.startswith(prefix + ".")
+    )
+
+
+def _loaded_by_trace(tmp_path: Path, entry: str = "printjob_http.cli", side: int = 64) -> set[str]:
+    source = _flat_logo(tmp_path / "logo.png", side)
     code = (
         "import sys\n"
-        "from printjob_http.cli import main\n"
+        f"from {entry} import main\n"
         f"status = main(['trace', {str(source)!r}, '-o', {str(tmp_path / 'out.svg')!r}])\n"
         "print('--- modules after exit status', status)\n"
         "print('\\n'.join(sorted(sys.modules)))\n"
@@ -65,3 +88,27 @@ def test_trace_loads_no_storage_adapter_web_framework_or_database_driver(
         if name == forbidden or name.startswith(forbidden + ".")
     )
     assert offending == []
+
+
+def test_the_executable_sends_trace_to_the_engine_without_the_command_line(
+    tmp_path: Path,
+) -> None:
+    loaded = _loaded_by_trace(tmp_path, entry="printjob_http.command")
+    assert "printjob_adapters.engine" in loaded
+    assert _offending(loaded, SERVER_ONLY + COMMAND_LINE_ONLY) == []
+
+
+def test_a_flat_512_px_logo_is_traced_without_scipy_sparse_or_spatial(tmp_path: Path) -> None:
+    loaded = _loaded_by_trace(tmp_path, entry="printjob_http.command", side=512)
+    assert "printjob_adapters.engine.boundaries" in loaded  # it really vectorised
+    assert _offending(loaded, SCIPY_HEAVY) == []
+
+
+def test_the_executable_runs_the_operators_commands_as_before(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "printjob_http.command", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.startswith("printjob ")

@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 import attrs
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components, depth_first_order
+
+from printjob_adapters.engine import graphs
 
 #: Label given to the padding ring around the image ("outside").
 OUTSIDE = -2
@@ -94,7 +94,7 @@ def label_faces(padded: np.ndarray) -> Faces:
 
     Each row splits into runs of one label; runs of equal labels touching across two
     rows are linked (one link per stretch of contact), and the connected components of
-    that run graph (`scipy.sparse.csgraph`, in C) are the faces. A face's label is its
+    that run graph (`graphs.connected_components`) are the faces. A face's label is its
     first run's and its area the sum of its runs' lengths. Runs are far fewer than
     pixels, so this costs a few whole-array passes: O(pixels + runs).
     """
@@ -109,10 +109,7 @@ def label_faces(padded: np.ndarray) -> Faces:
     first = same.copy()
     first[:, 1:] &= starts[:-1, 1:] | starts[1:, 1:] | ~same[:, :-1]
     r, c = np.nonzero(first)
-    links = csr_matrix(
-        (np.ones(len(r), dtype=np.int8), (run[r, c], run[r + 1, c])), shape=(count, count)
-    )
-    face_count, component = connected_components(links, directed=False)
+    face_count, component = graphs.connected_components(count, run[r, c], run[r + 1, c])
     # Number faces by their first run (hence first pixel): the outside ring, which
     # holds pixel (0, 0), becomes face 0.
     first_run = np.full(face_count, count, dtype=np.int64)
@@ -228,17 +225,14 @@ def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.nda
     """Cracks laid out edge by edge: edges by their first crack id, each edge's cracks
     in order along it. Closed loops have no first crack: each is cut open at its
     smallest crack id (found per loop by connected components). Returns the order and
-    the predecessors with the cuts made. Walking the chains is a depth-first traversal
-    in C from one extra node whose children are the first cracks, ascending:
-    O(cracks)."""
+    the predecessors with the cuts made. Cost: O(cracks log cracks)."""
     n = len(succ)
     order = _walk(succ, pred)
     if len(order) < n:
         seen = np.zeros(n, dtype=bool)
         seen[order] = True
         loop = np.nonzero(~seen)[0]
-        links = csr_matrix((np.ones(len(loop), dtype=np.int8), (loop, succ[loop])), shape=(n, n))
-        _, component = connected_components(links, directed=True, connection="weak")
+        _, component = graphs.connected_components(n, loop, succ[loop])
         smallest = np.full(n, n, dtype=np.int64)
         np.minimum.at(smallest, component[loop], loop)
         pred = pred.copy()
@@ -249,13 +243,8 @@ def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """The cracks reachable from first cracks (no predecessor), chain after chain in
-    ascending order of first crack, by `scipy.sparse.csgraph.depth_first_order`.
-
-    The first cracks hang off a chain of helper nodes (helper k's children: first crack
-    k, then helper k + 1) rather than off one root: SciPy's traversal rescans a node's
-    children each time it comes back to it, which costs the square of the root's degree
-    (a minute for the 300 000 edges of 2 x 2 blocks at 1 MP). Every node has at most two
-    children this way, and the order is the same. O(cracks)."""
+    ascending order of first crack (`graphs.walk_chains`, pointer doubling): O(cracks
+    log longest chain)."""
     n = len(succ)
     child = np.where(succ >= 0, succ, 0)
     has_child = (succ >= 0) & (pred[child] == np.arange(n))
@@ -263,16 +252,4 @@ def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:
     m = len(firsts)
     if m == 0:
         return np.zeros(0, dtype=np.int32)
-    helpers = n + np.arange(m)
-    per_helper = np.full(m, 2, dtype=np.int64)
-    per_helper[-1] = 1
-    indptr = np.zeros(n + m + 1, dtype=np.int64)
-    np.cumsum(np.concatenate([has_child, per_helper]), out=indptr[1:])
-    pairs = np.stack([firsts, np.append(helpers[1:], -1)], axis=1).ravel()[:-1]
-    indices = np.concatenate([child[has_child], pairs])
-    graph = csr_matrix(
-        (np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n + m, n + m)
-    )
-    order: np.ndarray = depth_first_order(graph, n, directed=True, return_predecessors=False)
-    walked: np.ndarray = order[order < n]
-    return walked
+    return graphs.walk_chains(child, has_child, firsts)

@@ -15,9 +15,8 @@ from typing import Any
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
-from scipy.sparse import csgraph
 
+from printjob_adapters.engine import graphs
 from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.quantise import (
     RINGING_REACH,
@@ -93,7 +92,7 @@ def label_components(labels: IntArray) -> Components:
     Each row is cut into runs of equal labels; runs in neighbouring rows join when they
     overlap with the same label. Such an overlap begins where a run begins in one of the
     two rows, so only those columns are compared. The joined runs are grouped by
-    `csgraph.connected_components` over the R runs. Cost: a handful of whole-image compares
+    `graphs.connected_components` over the R runs. Cost: a handful of whole-image compares
     and one `np.repeat`, O(N), plus O(R log R) for R runs (R << N for flat art); about a
     quarter of labelling a doubled grid or each colour with `ndimage.label`.
     """
@@ -120,8 +119,7 @@ def label_components(labels: IntArray) -> Components:
     else:
         upper = np.searchsorted(heads, pos, side="right") - 1
         lower = np.searchsorted(heads, pos + w, side="right") - 1
-    graph = sparse.coo_matrix((np.ones(len(pos), dtype=np.int8), (upper, lower)), (runs, runs))
-    groups, group = csgraph.connected_components(graph, directed=False)
+    groups, group = graphs.connected_components(runs, upper, lower)
     # Runs are in raster order, so a group's first run holds its first pixel.
     first = np.full(groups, n, dtype=np.int64)
     np.minimum.at(first, group, heads)
@@ -219,7 +217,7 @@ def _merge(comps: Components, new_label: IntArray, pixels: _Pixels) -> Component
     """The components after some changed label (`new_label`, per current id): each joins
     the neighbouring components that now share its label. Only the listed `pixels` are
     looked at, which must include every pixel of a changed component (they are speckles);
-    groups come from `csgraph` over the components, and the pixel map is kept (`to_id`
+    groups come from `graphs` over the components, and the pixel map is kept (`to_id`
     changes). Same partition and numbering as labelling the new map afresh. Cost:
     O(S + n log n) for S listed pixels and n components, instead of O(N).
     """
@@ -233,8 +231,7 @@ def _merge(comps: Components, new_label: IntArray, pixels: _Pixels) -> Component
     join = (base >= 0) & (q != p[:, None]) & (new_label[q] == new_label[p][:, None])
     src = np.broadcast_to(p[:, None], join.shape)[join]
     n = comps.count
-    graph = sparse.coo_matrix((np.ones(len(src), dtype=np.int8), (src, q[join])), (n, n))
-    groups, group = csgraph.connected_components(graph, directed=False)
+    groups, group = graphs.connected_components(n, src, q[join])
     gfirst = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(gfirst, group, comps.first)
     glabel = np.empty(groups, dtype=np.int32)
@@ -254,8 +251,7 @@ def _components_graph(labels: IntArray) -> tuple[IntArray, int]:
     down = (labels[:-1, :] == labels[1:, :]) & (labels[:-1, :] >= 0)
     src = np.concatenate([idx[:, :-1][right], idx[:-1, :][down]])
     dst = np.concatenate([idx[:, 1:][right], idx[1:, :][down]])
-    graph = sparse.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(h * w,) * 2)
-    n, comp = csgraph.connected_components(graph, directed=False)
+    n, comp = graphs.connected_components(h * w, src, dst)
     comp = comp.reshape(h, w).astype(np.int32) + 1
     comp[labels < 0] = 0
     return comp, int(n) + 1

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.spatial import cKDTree
 
 from printjob_adapters.engine.colour import ciede2000, lab_to_srgb, srgb_to_lab
+from printjob_adapters.engine.nearest import PointSet
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
@@ -87,7 +87,7 @@ def palette_error(hist_lab: FloatArray, palette: FloatArray) -> FloatArray:
     """CIEDE2000 from each histogram colour (CIELAB) to its nearest palette colour (sRGB).
     Cost: O(B log K) for B bins and K colours."""
     pal_lab = srgb_to_lab(palette)
-    _, idx = cKDTree(pal_lab).query(hist_lab)
+    _, idx = PointSet(pal_lab).query(hist_lab)
     return ciede2000(hist_lab, pal_lab[idx])
 
 
@@ -108,8 +108,8 @@ def off_palette_share(
     if len(palette) == 0 or total <= 0:
         return 1.0
     pal_lab = srgb_to_lab(palette)
-    _, idx = cKDTree(pal_lab).query(hist_lab)
-    rgb_dist, _ = cKDTree(palette).query(hist_rgb)
+    _, idx = PointSet(pal_lab).query(hist_lab)
+    rgb_dist, _ = PointSet(palette).query(hist_rgb)
     de = ciede2000(hist_lab, pal_lab[idx])
     off = (de > VISIBLE) & (rgb_dist > noise_rgb)
     return float(flat[off].sum() / total)
@@ -142,7 +142,7 @@ def grow_palette(
     centres = np.array(centres, dtype=np.float64)
     fixed = min(fixed, len(centres))
     while True:
-        _, idx = cKDTree(centres).query(hist_lab)
+        _, idx = PointSet(centres).query(hist_lab)
         error = ciede2000(hist_lab, centres[idx])
         if faithful(error) or len(centres) >= cap:
             break
@@ -166,7 +166,7 @@ def grow_palette(
         for _ in range(_ITERATIONS):
             if tick is not None:
                 tick()
-            _, idx = cKDTree(centres).query(hist_lab)
+            _, idx = PointSet(centres).query(hist_lab)
             mass = np.bincount(idx, weight, minlength=len(centres))
             moved = np.stack(
                 [

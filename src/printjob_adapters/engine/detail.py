@@ -36,9 +36,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
-from scipy.sparse import csgraph
 
+from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.quantise import pixel_rows, segment_residual
@@ -97,7 +96,7 @@ def detail_mask(
     areas, says nothing), and only strokes of `TEXTURED_CONTRAST` count.
 
     Cost: O(N) whole-array compares and bincounts, plus O(R log R) over the R runs of
-    the map (component labelling, corner joins through `csgraph`) and a sort of the
+    the map (component labelling, corner joins through `graphs`) and a sort of the
     candidate groups' boundary pixels.
     """
     h, w = labels.shape
@@ -386,7 +385,7 @@ def _fringe_pixels(
 
 def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[IntArray, int]:
     """Each component's group when same-label components touching at a corner are joined
-    (8-connectivity). O(N) compares plus `csgraph` over the joins."""
+    (8-connectivity). O(N) compares plus `graphs` over the joins."""
     pairs = []
     for a, b, ia, ib in (
         (labels[:-1, :-1], labels[1:, 1:], ids[:-1, :-1], ids[1:, 1:]),
@@ -397,8 +396,7 @@ def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[
     src = np.concatenate([p[0] for p in pairs])
     dst = np.concatenate([p[1] for p in pairs])
     n = comps.count
-    graph = sparse.coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), (n, n))
-    groups, group = csgraph.connected_components(graph, directed=False)
+    groups, group = graphs.connected_components(n, src, dst)
     return group.astype(np.int32), int(groups)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy import ndimage
 
 from printjob_adapters.engine import colour_count, quantise
 
@@ -77,6 +76,10 @@ def paper_light(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     """The paper's brightness (luma, 0..255) at every pixel: the `PAPER_PERCENTILE` of each
     of about `BLOCKS` x `BLOCKS` blocks, median-smoothed over 3 x 3 blocks and upsampled
     bilinearly. Cost: O(N)."""
+    # Imported here: only an unevenly lit scan gets this far, and `scipy.ndimage` costs
+    # every other `printjob trace` process about 0.1 s of start-up.
+    from scipy import ndimage
+
     h, w = rgba.shape[:2]
     side = max(4, min(h, w) // BLOCKS)
     rows, cols = -(-h // side), -(-w // side)

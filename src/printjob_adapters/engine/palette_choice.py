@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.spatial import cKDTree
 
 from printjob_adapters.engine.colour import srgb_to_lab
+from printjob_adapters.engine.nearest import PointSet
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
@@ -56,7 +56,7 @@ def keep_most_visible(
     if k >= len(palette):
         return palette
     lab = srgb_to_lab(palette)
-    _, idx = cKDTree(lab).query(hist_lab)
+    _, idx = PointSet(lab).query(hist_lab)
     weight = np.bincount(idx, flat + EDGE_WEIGHT * edge, minlength=len(palette))
     dist = visual_distance(lab[:, None, :], lab[None, :, :])
     best = np.full(len(palette), np.inf)

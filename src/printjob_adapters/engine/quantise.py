@@ -29,11 +29,10 @@ from typing import Any
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse
-from scipy.spatial import cKDTree
 
 from printjob_adapters.engine import colour_count, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
+from printjob_adapters.engine.nearest import Incidence, PointSet
 
 FloatArray = npt.NDArray[np.floating[Any]]
 IntArray = npt.NDArray[np.int32]
@@ -319,9 +318,9 @@ def segment_residual(
 
 def _candidates(hist: Histogram, tol: Tolerances, limit: int, tree: Any = None) -> FloatArray:
     """Colour candidates: bins that are local peaks of the flat-pixel density. `tree` is a
-    `cKDTree` of `hist.lab` when the caller has one. Cost: O(B log B)."""
+    `PointSet` of `hist.lab` when the caller has one. Cost: O(B log B)."""
     if tree is None:
-        tree = cKDTree(hist.lab)
+        tree = PointSet(hist.lab)
     w = hist.flat + 0.25 * hist.edge
     # A candidate is a bin holding more weight than every bin within `point` of it: the modes
     # of the colour cloud. Unsmoothed, so two close flat colours stay two peaks.
@@ -347,12 +346,12 @@ def _within(
 ) -> Any:
     """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB).
 
-    `trees` are `cKDTree`s of `hist.lab` and `hist.rgb` when the caller has them. The ball
+    `trees` are `PointSet`s of `hist.lab` and `hist.rgb` when the caller has them. The ball
     queries are left unsorted and flattened without a Python loop per hit; the matrix
     sorts its indices anyway. Cost: O(C log B + hits).
     """
     if trees is None:
-        trees = (cKDTree(hist.lab), cKDTree(hist.rgb))
+        trees = (PointSet(hist.lab), PointSet(hist.rgb))
     rows: list[npt.NDArray[np.int64]] = []
     hits: list[npt.NDArray[np.int64]] = []
     for tree, pts, radius in ((trees[0], cols_lab, tol.point), (trees[1], cols, tol.rgb)):
@@ -362,10 +361,7 @@ def _within(
         hits.append(np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum())))
     r = np.concatenate(rows)
     c = np.concatenate(hits)
-    m = sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(len(cols), len(hist.rgb)))
-    m.sum_duplicates()
-    m.data[:] = 1.0  # duplicates from the two balls count once
-    return m
+    return Incidence(r, c, (len(cols), len(hist.rgb)))  # a bin in both balls counts once
 
 
 def _judge(
@@ -438,8 +434,8 @@ def greedy_palette(hist: Histogram, tol: Tolerances, cap: int) -> tuple[FloatArr
     Cost: O(C * B) for the coverage matrix plus O(K * U * K) for the mixture updates.
     """
     # Both trees are built once and shared by the candidate, coverage and noise tests.
-    lab_tree = cKDTree(hist.lab)
-    flat_tree = cKDTree(hist.rgb)
+    lab_tree = PointSet(hist.lab)
+    flat_tree = PointSet(hist.rgb)
     cands = _candidates(hist, tol, limit=max(4 * cap, 256), tree=lab_tree)
     cand_lab = srgb_to_lab(cands)
     cover = _within(hist, cands, cand_lab, tol, (lab_tree, flat_tree))
@@ -534,7 +530,7 @@ def refine_palette(
     centres = srgb_to_lab(palette) if len(palette) else hist.lab[[int(np.argmax(w))]]
     want = min(k, len(hist.lab))
     if len(centres) < want:
-        d, _ = cKDTree(centres).query(hist.lab)
+        d, _ = PointSet(centres).query(hist.lab)
         extra = []
         for seeded in range(want - len(centres)):
             if seeded % SEEDS_PER_CHECK == SEEDS_PER_CHECK - 1:
@@ -545,7 +541,7 @@ def refine_palette(
         centres = np.vstack([centres, hist.lab[extra]])
     for _ in range(iterations):
         tick()
-        _, lab_idx = cKDTree(centres).query(hist.lab)
+        _, lab_idx = PointSet(centres).query(hist.lab)
         mass = np.bincount(lab_idx, w, minlength=len(centres))
         for c in range(3):
             s = np.bincount(lab_idx, w * hist.lab[:, c], minlength=len(centres))
@@ -633,8 +629,8 @@ def nearest(
 ) -> tuple[IntArray, FloatArray]:
     """Nearest palette colour for each CIELAB row, and its distance. Cost: O(N K) or O(N log K)."""
     if len(palette_lab) > 24:
-        d, idx = cKDTree(palette_lab).query(lab, workers=2)
-        return idx.astype(np.int32), d
+        d, found = PointSet(palette_lab).query(lab, workers=2)
+        return found.astype(np.int32), d
     idx = np.empty(len(lab), dtype=np.int32)
     dist = np.empty(len(lab))
     for s in range(0, len(lab), chunk):

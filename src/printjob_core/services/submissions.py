@@ -32,12 +32,12 @@ from printjob_core.errors import (
     RateLimited,
     ServerBusy,
     TooManyActiveJobs,
-    UnsupportedImage,
 )
+from printjob_core.image_rules import check_image
 from printjob_core.limits import Policy, submissions_bucket, website_submissions_bucket
 from printjob_core.model import Account, Job, JobChannel, JobOptions, JobStatus
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
-from printjob_core.ports import ImageInfo, UnitOfWork
+from printjob_core.ports import UnitOfWork
 from printjob_core.services.access import Access
 from printjob_core.services.common import Ports, save_hold, stored_account
 from printjob_core.services.jobs import POLL_RETRY_AFTER
@@ -66,31 +66,6 @@ class Submission:
 
     job: Job
     replayed: bool
-
-
-def check_image(info: ImageInfo, policy: Policy) -> None:
-    """The image rules of contract 4.1 and section 8, from the header alone."""
-    pixels = info.width * info.height
-    if pixels > policy.max_upload_pixels:
-        raise ImageTooLarge(
-            f"The image is {info.width}x{info.height} = {pixels:,} pixels; at most "
-            f"{policy.max_upload_pixels:,} pixels (3 megapixels) are accepted. Scale it down "
-            "and send it again.",
-            param=IMAGE_FIELD,
-        )
-    short, long = sorted((info.width, info.height))
-    if short < policy.min_side:
-        raise UnsupportedImage(
-            f"The image is {info.width}x{info.height}; each side must be at least "
-            f"{policy.min_side} pixels.",
-            param=IMAGE_FIELD,
-        )
-    if long > policy.max_aspect_ratio * short:
-        raise UnsupportedImage(
-            f"The image is {info.width}x{info.height}; its long side may be at most "
-            f"{policy.max_aspect_ratio} times its short side.",
-            param=IMAGE_FIELD,
-        )
 
 
 def body_too_large(policy: Policy, size: int | None = None) -> ImageTooLarge:
