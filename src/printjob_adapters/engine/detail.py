@@ -256,7 +256,7 @@ TINT_EXACT_SHARE = 0.5
 def _tints(
     labels: IntArray,
     flat: BoolArray,
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     tolerances: tuple[float, float, float],
 ) -> IntArray:
@@ -265,20 +265,30 @@ def _tints(
     and whose pixels mostly are not its colour (within the `rgb` tolerance) but spread
     along the mixture: the grey of anti-aliased black text on white, found as a colour of
     its own because there is so much of it. A grey rule drawn in one exact grey is no
-    tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`. (K, 2) int.
-    O(N + K³)."""
+    tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
+    image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
+
+    Cost: two O(N) bincounts of the labels; the colours drawn nowhere as an area (a few,
+    with few pixels) then have their pixels' exactness measured, O(P) for their P pixels,
+    and their mixtures tried, O(K²) each.
+    """
     mix_tol, split, rgb_tol = tolerances
     k = len(pal)
     out = np.full((k, 2), -1, dtype=np.int32)
-    painted = labels >= 0
-    total = np.bincount(labels[painted], minlength=k)
-    inside = np.bincount(labels[flat & painted], minlength=k)
-    off = flat_rgb - pal[np.maximum(labels.ravel(), 0)]
-    exact = ((off * off).sum(axis=1) <= rgb_tol * rgb_tol).reshape(labels.shape) & painted
-    own = np.bincount(labels[exact], minlength=k)
-    rare = inside <= TINT_FLAT_SHARE * np.maximum(total, 1)
+    flat_labels = labels.ravel()
+    # Shifted by one so the left-out pixels (-1) count in a bin of their own.
+    total = np.bincount(flat_labels + 1, minlength=k + 1)[1:]
+    inside = np.bincount(np.where(flat.ravel(), flat_labels + 1, 0), minlength=k + 1)[1:]
+    rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
+    if not rare.any():
+        return out
+    at = np.flatnonzero(rare[np.maximum(flat_labels, 0)] & (flat_labels >= 0))
+    own_label = flat_labels[at]
+    off = rows_u8[at, :3].astype(np.float64) - pal[own_label]
+    exact = (off * off).sum(axis=1) <= rgb_tol * rgb_tol
+    own = np.bincount(own_label[exact], minlength=k)
     rare &= own < TINT_EXACT_SHARE * total
-    for c in np.flatnonzero(rare & (total > 0)):
+    for c in np.flatnonzero(rare):
         others = np.flatnonzero(np.arange(k) != c)
         if len(others) < 2:
             continue
@@ -295,13 +305,15 @@ def _tints(
 
 def _resolve_tints(
     labels: IntArray,
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
 ) -> IntArray:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
-    at least a half: the far end). O(N)."""
+    at least a half: the far end). O(N) to find them, O(T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
+    if not (pairs[:, 0] >= 0).any():
+        return out
     flat = out.reshape(-1)
     tint_pixels = np.flatnonzero(pairs[np.maximum(flat, 0), 0] >= 0)
     tint_pixels = tint_pixels[flat[tint_pixels] >= 0]
@@ -310,7 +322,7 @@ def _resolve_tints(
     ends = pairs[flat[tint_pixels]]
     a, b = pal[ends[:, 0]], pal[ends[:, 1]]
     towards = b - a
-    t = ((flat_rgb[tint_pixels] - a) * towards).sum(axis=1) / np.maximum(
+    t = ((rows_u8[tint_pixels, :3].astype(np.float64) - a) * towards).sum(axis=1) / np.maximum(
         (towards * towards).sum(axis=1), 1e-9
     )
     flat[tint_pixels] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])
@@ -330,18 +342,27 @@ def _recover_on_transparency(
     h, w = labels.shape
     if h < 3 or w < 3 or len(pal) == 0:
         return
-    alpha = rgba[..., 3].astype(np.float64) / 255.0
+    if labels.min(initial=0) >= 0:
+        return  # every pixel is artwork: nothing left out to recover
+    alpha_u8 = rgba[..., 3]
     inner = np.zeros((h, w), dtype=bool)
     inner[1:-1, 1:-1] = True
-    ys, xs = np.nonzero(inner & (labels < 0) & (alpha >= RIDGE_COVERAGE))
+    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats.
+    least = int(np.ceil(RIDGE_COVERAGE * 255.0))
+    ys, xs = np.nonzero(inner & (labels < 0) & (alpha_u8 >= least))
     if len(ys) == 0:
         return
-    mine = alpha[ys, xs]
+
+    def alpha(yy: npt.NDArray[np.intp], xx: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = alpha_u8[yy, xx].astype(np.float64) / 255.0
+        return out
+
+    mine = alpha(ys, xs)
     ridge = np.zeros(len(ys), dtype=bool)
     beside_solid = np.zeros(len(ys), dtype=bool)
     for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        before = alpha[ys - dy, xs - dx]
-        after = alpha[ys + dy, xs + dx]
+        before = alpha(ys - dy, xs - dx)
+        after = alpha(ys + dy, xs + dx)
         ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
         beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
     # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
@@ -567,6 +588,7 @@ def recover_strokes(
         return labels
     h, w = labels.shape
     pal = np.asarray(palette, dtype=np.float64)
+    rows_u8 = pixel_rows(rgb)
     if len(pal) == 1:
         out = np.array(labels, dtype=np.int32, order="C")
         if rgb.shape[-1] == 4:
@@ -578,55 +600,134 @@ def recover_strokes(
     y, x = np.divmod(at, w)
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
-    pairs = _tints(labels, flat, flat_rgb, pal, (mix_tol, split, rgb_tol))
+    pairs = _tints(labels, flat, rows_u8, pal, (mix_tol, split, rgb_tol))
     if noise >= NOISY:
         # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out = _resolve_tints(labels, flat_rgb, pal, pairs)
+    out = _resolve_tints(labels, rows_u8, pal, pairs)
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
-    off = flat_rgb[at] - pal[own]
+    off = _gather(rows_u8, at) - pal[own]
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
     inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
     at, own = at[inexact], own[inexact]
     if len(at) == 0:
         return out
-    px = flat_rgb[at]
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
-    best = np.full(len(at), -1, dtype=np.int32)
-    best_res = np.full(len(at), np.inf)
-    for step in (1, w, w + 1, w - 1):
-        before, after = flat_labels[at - step], flat_labels[at + step]
-        usable_before = (before >= 0) & (before != own) & ~tint[before]
-        usable_after = (after >= 0) & (after != own) & ~tint[after]
-        bg = np.where(usable_before, before, np.where(usable_after, after, own))
-        for f in range(len(pal)):
-            rows = np.flatnonzero(far[bg, f] & (own != f) & ~tint[bg] & ~tint[f])
-            if len(rows) == 0:
-                continue
-            b, p = bg[rows], at[rows]
-            res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-            towards = pal[f] - pal[b]
-            norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-            t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-            t_before = ((flat_rgb[p - step] - pal[b]) * towards).sum(axis=1) / norm
-            t_after = ((flat_rgb[p + step] - pal[b]) * towards).sum(axis=1) / norm
-            good = (res < mix_tol) & (t >= least)
-            good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-            good &= res < best_res[rows]
-            best[rows[good]] = f
-            best_res[rows[good]] = res[good]
-    rows = np.flatnonzero(best >= 0)
-    out.reshape(-1)[at[rows]] = best[rows]
+    found = [
+        _ridges(flat_labels, rows_u8, pal, at, own, step, order, far, tint, least, mix_tol, split)
+        for order, step in enumerate((1, w, w + 1, w - 1))
+    ]
+    row = np.concatenate([f[0] for f in found])
+    colour = np.concatenate([f[1] for f in found])
+    res = np.concatenate([f[2] for f in found])
+    rank = np.concatenate([f[3] for f in found])
+    if len(row) == 0:
+        return out
+    # Per pixel the mixture with the least residual; equal residuals go to the first
+    # direction, then the first colour (the order the directions and colours are tried).
+    pick = np.lexsort((colour, rank, res, row))
+    row, colour = row[pick], colour[pick]
+    head = np.ones(len(row), dtype=bool)
+    head[1:] = row[1:] != row[:-1]
+    out.reshape(-1)[at[row[head]]] = colour[head]
     return out
+
+
+#: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch
+#: memory when thousands of colours are asked for).
+RIDGE_CHUNK = 1 << 18
+#: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
+#: differently ordered sums, so the screen never drops a pair the exact test would take.
+SCREEN_SLACK = 1e-6
+
+
+def _gather(rows_u8: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    """The RGB of the pixels `at` (flat indices) as float64: the rows are gathered first,
+    so the image is never converted as a whole. O(len(at))."""
+    out: npt.NDArray[np.float64] = rows_u8[at, :3].astype(np.float64)
+    return out
+
+
+def _ridges(
+    flat_labels: IntArray,
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    own: IntArray,
+    step: int,
+    order: int,
+    far: BoolArray,
+    tint: BoolArray,
+    least: float,
+    mix_tol: float,
+    split: float,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
+    """`recover_strokes` along one direction (`step` in flat indices): for the pixels
+    `at` with labels `own`, every (pixel, colour F) whose colour is a mixture of its
+    background B and F with a coverage ridge. Returns the rows into `at`, F, the
+    residual and `order` per find.
+
+    All colours at once: the three coverages (the pixel's and its two neighbours') of
+    every colour are dot products with the palette, one (E, 3) x (3, K) product each,
+    screened with `SCREEN_SLACK`; only the pairs left get the exact tests (the same sums
+    as one colour at a time, the residual by `segment_residual`). Cost: O(E K)
+    multiply-adds for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P
+    pairs screened in (a few per stroke pixel).
+    """
+    k = len(pal)
+    before, after = flat_labels[at - step], flat_labels[at + step]
+    usable_before = (before >= 0) & (before != own) & ~tint[before]
+    usable_after = (after >= 0) & (after != own) & ~tint[after]
+    bg = np.where(usable_before, before, np.where(usable_after, after, own))
+    px = _gather(rows_u8, at)
+    px_before = _gather(rows_u8, at - step)
+    px_after = _gather(rows_u8, at + step)
+    towards_all = pal[None, :, :] - pal[:, None, :]  # [b, f]: f - b
+    inv_norm = 1.0 / np.maximum((towards_all * towards_all).sum(axis=2), 1e-9)
+    allowed = far & ~tint[:, None] & ~tint[None, :]
+    rows_found: list[npt.NDArray[np.intp]] = []
+    colours_found: list[npt.NDArray[np.intp]] = []
+    chunk = max(1, RIDGE_CHUNK // k)
+    for s in range(0, len(at), chunk):
+        b = bg[s : s + chunk]
+        base = pal[b]
+        inv = inv_norm[b]
+        cov = []
+        for colour in (px, px_before, px_after):
+            # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette.
+            d = colour[s : s + chunk] - base
+            cov.append((d @ pal.T - (d * base).sum(axis=1)[:, None]) * inv)
+        t, t_before, t_after = cov
+        maybe = t >= least - SCREEN_SLACK
+        maybe &= t > t_before + (RIDGE_STEP - SCREEN_SLACK)
+        maybe &= t >= t_after - (RIDGE_STEP + SCREEN_SLACK)
+        maybe &= allowed[b]
+        r, f = np.nonzero(maybe)
+        keep = own[s + r] != f
+        rows_found.append(r[keep] + s)
+        colours_found.append(f[keep])
+    rows = np.concatenate(rows_found)
+    f = np.concatenate(colours_found)
+    b = bg[rows]
+    # The exact tests, as for one colour at a time.
+    res, _ = segment_residual(px[rows], pal[b], pal[f], split)
+    towards = pal[f] - pal[b]
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
+    t_before = ((px_before[rows] - pal[b]) * towards).sum(axis=1) / norm
+    t_after = ((px_after[rows] - pal[b]) * towards).sum(axis=1) / norm
+    good = (res < mix_tol) & (t >= least)
+    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+    order_col = np.full(int(good.sum()), order, dtype=np.int32)
+    return rows[good], f[good], res[good], order_col
 
 
 def bridge_corners(
