@@ -112,10 +112,13 @@ def detail_mask(
     glabel = np.full(groups, -1, dtype=np.int32)
     glabel[group] = comp_label
     gsize = np.bincount(group, comps.size, minlength=groups)
-    pixel_group = group[ids]
+    pixel_group = comps.spread(group)
+    group_flat = pixel_group.ravel()
 
-    interior = _interior(labels)
-    ginterior = np.bincount(pixel_group[interior], minlength=groups)
+    # Interior pixels per group, as its size less its boundary pixels (few in flat art).
+    ginterior = gsize - np.bincount(
+        group_flat[np.flatnonzero(~_interior(labels))], minlength=groups
+    )
     extent = _extent(comps, group, groups, w)
     textured = flat_share < TEXTURED
     noisy = noise >= NOISY or textured
@@ -126,19 +129,19 @@ def detail_mask(
         # counts only inside a stroke (a letter's counter, the gap of an e), never on an
         # area, where it is a speck.
         small = gsize <= DOT_MAX
-        block = _blocks(labels)
-        dot[np.unique(pixel_group[:-1, :-1][block])] = True
-        small_px = small[pixel_group] & (labels >= 0)
-        host, _ = _surrounding_labels(labels, pixel_group, small_px, groups, pixel_group)
+        small_at = _pixels_where(comps, (small & (glabel >= 0))[group])
+        dot[group_flat[small_at[_block_corners(labels, small_at)]]] = True
+        host, _ = _surrounding_labels(labels, group_flat, small_at, groups, group_flat)
         dot |= (host >= 0) & stroke[np.maximum(host, 0)]
-        dot |= _beside_stroke(labels, pixel_group, small_px & ~dot[pixel_group], stroke, groups)
+        looked_at = small_at[~dot[group_flat[small_at]]]
+        dot |= _beside_stroke(labels, pixel_group, looked_at, stroke, groups)
         dot &= small
     candidate = (stroke | dot) & (glabel >= 0)
     if not candidate.any():
         return keep
 
-    inside = candidate[pixel_group]
-    first, second = _surrounding_labels(labels, pixel_group, inside, groups)
+    at = _pixels_where(comps, candidate[group])
+    first, second = _surrounding_labels(labels, group_flat, at, groups)
     cand = np.flatnonzero(candidate & (first != -2))
     own = glabel[cand]
     around = first[cand]
@@ -157,11 +160,11 @@ def detail_mask(
     ok = contrast >= least
 
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
-    at = np.flatnonzero(inside.ravel())
-    pg = pixel_group.ravel()[at]
+    rows_u8 = pixel_rows(rgb)
+    px = rows_u8[at, :3].astype(np.float64)
+    pg = group_flat[at]
     mean = (
-        np.stack([np.bincount(pg, flat_rgb[at, c], minlength=groups) for c in range(3)], axis=1)
+        np.stack([np.bincount(pg, px[:, c], minlength=groups) for c in range(3)], axis=1)
         / np.maximum(gsize, 1)[:, None]
     )
     test = np.flatnonzero(ok & opaque_around)
@@ -191,16 +194,16 @@ def detail_mask(
 
     # Not a fringe pixel by pixel: most of its pixels are no mixture of the two different
     # colours on either side of them (a tint between an outline and the background is).
-    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
+    fringe = _fringe_pixels(labels, px, pal, at, mix_tol, split)
     fringe_share = np.bincount(pg[fringe], minlength=groups) / np.maximum(gsize, 1)
     ok &= fringe_share[cand] < 0.5
 
     kept = np.zeros(groups, dtype=bool)
     kept[cand[ok]] = True
-    keep = kept[pixel_group]
-    keep &= labels >= 0
+    # Candidate groups are of one label (>= 0), so their pixels are all artwork.
+    keep = comps.spread(kept[group])
     if not noisy:
-        keep |= _corner_pieces(labels, comps, ids, gsize[group], flat_rgb, pal, mix_tol, split)
+        keep |= _corner_pieces(labels, comps, ids, gsize[group], rows_u8, pal, mix_tol, split)
     return keep
 
 
@@ -209,7 +212,7 @@ def _corner_pieces(
     comps: Components,
     ids: IntArray,
     group_size: npt.NDArray[np.int64],
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     mix_tol: float,
     split: float,
@@ -222,27 +225,27 @@ def _corner_pieces(
     component's 8-connected group size. O(S log S) for their S pixels."""
     n = comps.count
     piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
-    out = np.zeros(labels.shape, dtype=bool)
     if not piece.any():
-        return out
-    inside = piece[ids]
-    around, _ = _surrounding_labels(labels, ids, inside, n)
-    at = np.flatnonzero(inside.ravel())
-    pid = ids.ravel()[at]
+        return np.zeros(labels.shape, dtype=bool)
+    at = _pixels_where(comps, piece)
+    id_flat = ids.ravel()
+    around, _ = _surrounding_labels(labels, id_flat, at, n)
+    pid = id_flat[at]
+    px = rows_u8[at, :3].astype(np.float64)
     mean = (
-        np.stack([np.bincount(pid, flat_rgb[at, c], minlength=n) for c in range(3)], axis=1)
+        np.stack([np.bincount(pid, px[:, c], minlength=n) for c in range(3)], axis=1)
         / np.maximum(comps.size, 1)[:, None]
     )
     cand = np.flatnonzero(piece & (around >= 0))
     own, bg = pal[comps.label[cand]], pal[around[cand]]
     towards = own - bg
     t = ((mean[cand] - bg) * towards).sum(axis=1) / np.maximum((towards**2).sum(axis=1), 1e-9)
-    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
+    fringe = _fringe_pixels(labels, px, pal, at, mix_tol, split)
     share = np.bincount(pid[fringe], minlength=n) / np.maximum(comps.size, 1)
     contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
     good = np.zeros(n, dtype=bool)
     good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
-    out = good[ids]
+    out: BoolArray = comps.spread(good)
     return out
 
 
@@ -378,15 +381,16 @@ def _recover_on_transparency(
 
 def _fringe_pixels(
     labels: IntArray,
-    flat_rgb: npt.NDArray[np.float64],
+    px: npt.NDArray[np.float64],
     pal: npt.NDArray[np.float64],
     at: npt.NDArray[np.intp],
     mix_tol: float,
     split: float,
 ) -> BoolArray:
-    """For the pixels `at` (flat indices, in order): whether, along a row, a column or a
-    diagonal, the neighbours on either side have two different labels, neither the pixel's
-    own, and the pixel's colour is a mixture of theirs. O(len(at))."""
+    """For the pixels `at` (flat indices, in order; `px` their RGB): whether, along a row,
+    a column or a diagonal, the neighbours on either side have two different labels,
+    neither the pixel's own, and the pixel's colour is a mixture of theirs.
+    O(len(at))."""
     h, w = labels.shape
     flat = labels.ravel()
     y, x = np.divmod(at, w)
@@ -400,8 +404,26 @@ def _fringe_pixels(
         b = flat[at[rows] + step]
         pick = (a != b) & (a >= 0) & (b >= 0) & (a != own[rows]) & (b != own[rows])
         rows, a, b = rows[pick], a[pick], b[pick]
-        res, t = segment_residual(flat_rgb[at[rows]], pal[a], pal[b], split)
+        res, t = segment_residual(px[rows], pal[a], pal[b], split)
         out[rows[(res < mix_tol) & (t > 0.05) & (t < 0.95)]] = True
+    return out
+
+
+def _pixels_where(comps: Components, wanted: BoolArray) -> npt.NDArray[np.intp]:
+    """Flat indices, in raster order, of the pixels of the `wanted` components (per
+    current id), expanded from the runs of the map: no whole-image look-up. O(R + S) for
+    R runs and the S pixels listed."""
+    lengths = comps.run_length
+    chosen = wanted[comps.to_id[comps.run_base]]
+    heads = np.cumsum(lengths) - lengths
+    starts, counts = heads[chosen], lengths[chosen]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.intp)
+    offsets = np.cumsum(counts) - counts
+    out: npt.NDArray[np.intp] = (np.repeat(starts - offsets, counts) + np.arange(total)).astype(
+        np.intp
+    )
     return out
 
 
@@ -442,15 +464,16 @@ BESIDE = 2
 def _beside_stroke(
     labels: IntArray,
     pixel_group: IntArray,
-    looked_at: BoolArray,
+    looked_at: npt.NDArray[np.intp],
     stroke: BoolArray,
     groups: int,
 ) -> BoolArray:
-    """Per group: whether a pixel `looked_at` of it lies within `BESIDE` of a pixel of a
-    stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S pixels looked at."""
+    """Per group: whether a pixel `looked_at` (flat indices) of it lies within `BESIDE`
+    of a pixel of a stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S
+    pixels looked at."""
     h, w = labels.shape
     out = np.zeros(groups, dtype=bool)
-    ys, xs = np.nonzero(looked_at)
+    ys, xs = np.divmod(looked_at, w)
     if len(ys) == 0:
         return out
     own = labels[ys, xs]
@@ -465,11 +488,19 @@ def _beside_stroke(
     return out
 
 
-def _blocks(labels: IntArray) -> BoolArray:
-    """(H-1, W-1): whether the 2x2 block with this top-left pixel is one label. O(N)."""
-    a = labels[:-1, :-1]
-    out: BoolArray = (a == labels[1:, :-1]) & (a == labels[:-1, 1:]) & (a == labels[1:, 1:])
-    return out & (a >= 0)
+def _block_corners(labels: IntArray, at: npt.NDArray[np.intp]) -> BoolArray:
+    """For the pixels `at` (flat indices): whether the 2x2 block with this top-left pixel
+    is one label (>= 0). O(len(at))."""
+    h, w = labels.shape
+    flat = labels.ravel()
+    y, x = np.divmod(at, w)
+    ok = (y < h - 1) & (x < w - 1)
+    corner = at[ok]
+    a = flat[corner]
+    same = (a == flat[corner + w]) & (a == flat[corner + 1]) & (a == flat[corner + w + 1])
+    out = np.zeros(len(at), dtype=bool)
+    out[ok] = same & (a >= 0)
+    return out
 
 
 def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntArray:
@@ -495,26 +526,28 @@ def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntA
 def _surrounding_labels(
     labels: IntArray,
     pixel_group: IntArray,
-    inside: BoolArray,
+    at: npt.NDArray[np.intp],
     groups: int,
     values: IntArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """For every group: the label most often 4-adjacent to its pixels (-1 transparent,
-    -2 none) and the next one (-2 none); with `values` (a map of ids >= -1, such as the
-    groups) those ids of the neighbours of another label instead. Only the pixels `inside`
-    (candidate groups) are looked at. O(S log S) for their S neighbour pairs."""
-    counted = labels if values is None else values
+    -2 none) and the next one (-2 none); with `values` (a flat map of ids >= -1, such as
+    the groups) those ids of the neighbours of another label instead. `pixel_group` is
+    the flat map of groups; only the pixels `at` (flat indices: the candidate groups'
+    pixels) are looked at. O(S log S) for their S neighbour pairs."""
     h, w = labels.shape
+    flat = labels.ravel()
+    counted = flat if values is None else values
+    y, x = np.divmod(at, w)
+    own = flat[at]
     keys = []
-    for dy, dx in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-        ys = slice(max(dy, 0), h + min(dy, 0))
-        xs = slice(max(dx, 0), w + min(dx, 0))
-        yt = slice(max(-dy, 0), h + min(-dy, 0))
-        xt = slice(max(-dx, 0), w + min(-dx, 0))
-        src_in = inside[yt, xt]
-        differ = src_in & (labels[ys, xs] != labels[yt, xt])
-        nb = counted[ys, xs][differ]
-        keys.append((pixel_group[yt, xt][differ].astype(np.int64), nb.astype(np.int64)))
+    for inside, step in ((x < w - 1, 1), (x > 0, -1), (y < h - 1, w), (y > 0, -w)):
+        src = at[inside]
+        nb = src + step
+        differ = flat[nb] != own[inside]
+        keys.append(
+            (pixel_group[src[differ]].astype(np.int64), counted[nb[differ]].astype(np.int64))
+        )
     g = np.concatenate([k[0] for k in keys])
     nb_label = np.concatenate([k[1] for k in keys]) + 1
     first = np.full(groups, -2, dtype=np.int32)

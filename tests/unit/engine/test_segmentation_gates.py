@@ -91,3 +91,19 @@ def test_faint_hairline_on_transparency_comes_back() -> None:
     flat = labels >= 0
     out = detail.recover_strokes(labels, rgba, palette, edge, flat, 0.0, 8.0)
     assert (out[3:-3, 6] == 0).all()
+
+
+def test_detail_mask_finds_a_lone_line_and_dot_among_large_areas() -> None:
+    # The mask now looks only at the pixels of small or thin groups (listed from the
+    # runs): a 1-px diagonal line and a 2x2 dot on a large white area beside a large
+    # black one are kept, the areas are not.
+    labels = np.zeros((40, 60), dtype=np.int32)
+    labels[:, 40:] = 1
+    for i in range(12):
+        labels[5 + i, 5 + i] = 2
+    labels[30:32, 10:12] = 3
+    palette = np.array([WHITE, (0, 0, 0), (200, 30, 30), (20, 40, 200)], dtype=np.float64)
+    rgb = palette[labels].astype(np.uint8)
+    keep = detail.detail_mask(labels, rgb, palette, 0.0, 8.0)
+    assert keep[labels == 2].all() and keep[labels == 3].all()
+    assert not keep[labels <= 1].any()
