@@ -775,35 +775,56 @@ def bridge_corners(
     only, the off-diagonal pixel nearer that colour in the input joins the stroke; the
     sub-pixel step (`subpixel.crack_shifts`) then pulls its outline back towards the true
     edge, so the joint is as wide as the stroke, not a full pixel. Where both diagonals
-    are strokes (two lines crossing) nothing changes. Returns a new map. Cost: O(N)
-    whole-array compares, in two passes (a block's change may complete its neighbour)."""
+    are strokes (two lines crossing) nothing changes. Returns a new map, or `labels`
+    itself when nothing changes.
+
+    Only the 2x2 blocks whose diagonal pixels are both strokes can change, so those
+    blocks are listed once from `keep` (one O(N) scan of the mask) and each pass tests
+    them alone, in the order a scan of the whole map would meet them (rows down; along a
+    row left to right for the falling diagonal, right to left for the rising one), so a
+    pixel claimed by two blocks ends as it always did. Cost: O(N) for the scan, then
+    O(S) per pass for the S stroke pixels, in two passes (a block's change may complete
+    its neighbour)."""
     h, w = labels.shape
     if h < 2 or w < 2:
         return labels
-    out = np.array(labels, dtype=np.int32, order="C")  # a new map; views below write it
+    keep_flat = keep.ravel()
+    kept_at = np.flatnonzero(keep_flat)
+    y, x = np.divmod(kept_at, w)
+    falling = kept_at[(y < h - 1) & (x < w - 1)]
+    falling = falling[keep_flat[falling + w + 1]]
+    rising_ok = (y < h - 1) & (x > 0)
+    rising = kept_at[rising_ok]
+    order = np.lexsort((-x[rising_ok], y[rising_ok]))
+    rising = rising[order]
+    rising = rising[keep_flat[rising + w - 1]]
+    if len(falling) == 0 and len(rising) == 0:
+        return labels
+    out = np.array(labels, dtype=np.int32, order="C")  # a new map
+    flat = out.reshape(-1)
     pal = np.asarray(palette, dtype=np.float64)
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64).reshape(h, w, 3)
+    rows_u8 = pixel_rows(rgb)
+    changed_any = False
     for _ in range(2):
         changed = False
-        for flip in (False, True):
-            view = out[:, ::-1] if flip else out
-            kept = keep[:, ::-1] if flip else keep
-            colours = flat_rgb[:, ::-1] if flip else flat_rgb
-            a, d = view[:-1, :-1], view[1:, 1:]
-            b, c = view[:-1, 1:], view[1:, :-1]
-            joint = (a == d) & (a >= 0) & (b != a) & (c != a) & kept[:-1, :-1] & kept[1:, 1:]
-            joint &= ~((b == c) & kept[:-1, 1:] & kept[1:, :-1])
-            ys, xs = np.nonzero(joint)
-            if len(ys) == 0:
+        # Blocks by their corner p on the diagonal: p and p + w + side are the stroke,
+        # p + side and p + w the two off-diagonal pixels.
+        for corners, side in ((falling, 1), (rising, -1)):
+            a, d = flat[corners], flat[corners + w + side]
+            b, c = flat[corners + side], flat[corners + w]
+            joint = (a == d) & (a >= 0) & (b != a) & (c != a)
+            joint &= ~((b == c) & keep_flat[corners + side] & keep_flat[corners + w])
+            at = corners[joint]
+            if len(at) == 0:
                 continue
-            colour = pal[a[ys, xs]]
-            off_b = colours[ys, xs + 1] - colour
-            off_c = colours[ys + 1, xs] - colour
+            own = a[joint]
+            colour = pal[own]
+            off_b = rows_u8[at + side, :3].astype(np.float64) - colour
+            off_c = rows_u8[at + w, :3].astype(np.float64) - colour
             take_b = (off_b * off_b).sum(axis=1) <= (off_c * off_c).sum(axis=1)
-            target_y = np.where(take_b, ys, ys + 1)
-            target_x = np.where(take_b, xs + 1, xs)
-            view[target_y, target_x] = a[ys, xs]
+            flat[np.where(take_b, at + side, at + w)] = own
             changed = True
         if not changed:
             break
-    return out
+        changed_any = True
+    return out if changed_any else labels

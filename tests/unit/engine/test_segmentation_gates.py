@@ -107,3 +107,23 @@ def test_detail_mask_finds_a_lone_line_and_dot_among_large_areas() -> None:
     keep = detail.detail_mask(labels, rgb, palette, 0.0, 8.0)
     assert keep[labels == 2].all() and keep[labels == 3].all()
     assert not keep[labels <= 1].any()
+
+
+@pytest.mark.parametrize("rising", [False, True])
+def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
+    # bridge_corners now lists the blocks on a stroke's diagonal from `keep`: a falling
+    # and a rising 1-px diagonal must both become 4-connected, and nothing off them moves.
+    labels = np.zeros((16, 16), dtype=np.int32)
+    cols = np.arange(2, 14)
+    rows = cols if not rising else 15 - cols
+    labels[rows, cols] = 1
+    palette = np.array([WHITE, (0, 0, 0)], dtype=np.float64)
+    rgb = palette[labels].astype(np.uint8)
+    keep = labels == 1
+    out = detail.bridge_corners(labels, rgb, palette, keep)
+    line = out == 1
+    # Each step between consecutive diagonal pixels is now joined by an edge neighbour.
+    for r0, c0, r1 in zip(rows[:-1], cols[:-1], rows[1:], strict=True):
+        assert line[r0, c0 + 1] or line[r1, c0]
+    assert np.count_nonzero(line) == 2 * len(cols) - 1
+    assert detail.bridge_corners(labels, rgb, palette, np.zeros_like(keep)) is labels
