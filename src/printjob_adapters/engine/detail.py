@@ -676,7 +676,7 @@ def recover_strokes(
 
 #: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch
 #: memory when thousands of colours are asked for).
-RIDGE_CHUNK = 1 << 18
+RIDGE_CHUNK = 1 << 16
 #: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
 #: differently ordered sums, so the screen never drops a pair the exact test would take.
 SCREEN_SLACK = 1e-6
@@ -735,15 +735,21 @@ def _ridges(
         inv = inv_norm[b]
         cov = []
         for colour in (px, px_before, px_after):
-            # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette.
+            # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette,
+            # then in place (fresh (E, K) arrays cost more than the arithmetic).
             d = colour[s : s + chunk] - base
-            cov.append((d @ pal.T - (d * base).sum(axis=1)[:, None]) * inv)
+            dot = d @ pal.T
+            dot -= np.einsum("ij,ij->i", d, base)[:, None]
+            dot *= inv
+            cov.append(dot)
         t, t_before, t_after = cov
-        maybe = t >= least - SCREEN_SLACK
-        maybe &= t > t_before + (RIDGE_STEP - SCREEN_SLACK)
-        maybe &= t >= t_after - (RIDGE_STEP + SCREEN_SLACK)
-        maybe &= allowed[b]
-        r, f = np.nonzero(maybe)
+        maybe = allowed[b]
+        maybe &= t >= least - SCREEN_SLACK
+        np.subtract(t, t_before, out=t_before)
+        maybe &= t_before > RIDGE_STEP - SCREEN_SLACK
+        np.subtract(t, t_after, out=t_after)
+        maybe &= t_after >= -(RIDGE_STEP + SCREEN_SLACK)
+        r, f = np.divmod(np.flatnonzero(maybe), k)
         keep = own[s + r] != f
         rows_found.append(r[keep] + s)
         colours_found.append(f[keep])
