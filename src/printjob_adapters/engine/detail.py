@@ -254,6 +254,9 @@ def _corner_pieces(
 TINT_FLAT_SHARE = 0.02
 #: ... and with under this share of its pixels really its colour, a tint.
 TINT_EXACT_SHARE = 0.5
+#: Up to this many candidate tints, `_tints` finds their pixels by one compare of the
+#: map per colour rather than a look-up per pixel.
+RARE_BY_COMPARE = 4
 
 
 def _tints(
@@ -271,7 +274,7 @@ def _tints(
     tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
     image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
 
-    Cost: two O(N) bincounts of the labels; the colours drawn nowhere as an area (a few,
+    Cost: one O(N) bincount of the labels; the colours drawn nowhere as an area (a few,
     with few pixels) then have their pixels' exactness measured, O(P) for their P pixels,
     and their mixtures tried, O(K²) each.
     """
@@ -279,13 +282,23 @@ def _tints(
     k = len(pal)
     out = np.full((k, 2), -1, dtype=np.int32)
     flat_labels = labels.ravel()
-    # Shifted by one so the left-out pixels (-1) count in a bin of their own.
-    total = np.bincount(flat_labels + 1, minlength=k + 1)[1:]
-    inside = np.bincount(np.where(flat.ravel(), flat_labels + 1, 0), minlength=k + 1)[1:]
+    # One count of (label, flat) pairs: the label shifted by one so the left-out pixels
+    # (-1) have a bin of their own, doubled, plus one in flat interiors.
+    key = flat_labels + 1
+    key <<= 1
+    key |= flat.ravel()
+    pairs = np.bincount(key, minlength=2 * (k + 1)).reshape(k + 1, 2)[1:]
+    total = pairs.sum(axis=1)
+    inside = pairs[:, 1]
     rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
     if not rare.any():
         return out
-    at = np.flatnonzero(rare[np.maximum(flat_labels, 0)] & (flat_labels >= 0))
+    rare_colours = np.flatnonzero(rare)
+    if len(rare_colours) <= RARE_BY_COMPARE:
+        # A few such colours: one compare of the map each beats a look-up per pixel.
+        at = np.concatenate([np.flatnonzero(flat_labels == c) for c in rare_colours.tolist()])
+    else:
+        at = np.flatnonzero(rare[np.maximum(flat_labels, 0)] & (flat_labels >= 0))
     own_label = flat_labels[at]
     off = rows_u8[at, :3].astype(np.float64) - pal[own_label]
     exact = (off * off).sum(axis=1) <= rgb_tol * rgb_tol
@@ -646,16 +659,19 @@ def recover_strokes(
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
-    off = _gather(rows_u8, at) - pal[own]
+    px = _gather(rows_u8, at)
+    off = px - pal[own]
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
     inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
-    at, own = at[inexact], own[inexact]
+    at, own, px = at[inexact], own[inexact], px[inexact]
     if len(at) == 0:
         return out
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
     found = [
-        _ridges(flat_labels, rows_u8, pal, at, own, step, order, far, tint, least, mix_tol, split)
+        _ridges(
+            flat_labels, rows_u8, pal, at, px, own, step, order, far, tint, least, mix_tol, split
+        )
         for order, step in enumerate((1, w, w + 1, w - 1))
     ]
     row = np.concatenate([f[0] for f in found])
@@ -694,6 +710,7 @@ def _ridges(
     rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     at: npt.NDArray[np.intp],
+    px: npt.NDArray[np.float64],
     own: IntArray,
     step: int,
     order: int,
@@ -704,7 +721,7 @@ def _ridges(
     split: float,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
     """`recover_strokes` along one direction (`step` in flat indices): for the pixels
-    `at` with labels `own`, every (pixel, colour F) whose colour is a mixture of its
+    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of its
     background B and F with a coverage ridge. Returns the rows into `at`, F, the
     residual and `order` per find.
 
@@ -720,7 +737,6 @@ def _ridges(
     usable_before = (before >= 0) & (before != own) & ~tint[before]
     usable_after = (after >= 0) & (after != own) & ~tint[after]
     bg = np.where(usable_before, before, np.where(usable_after, after, own))
-    px = _gather(rows_u8, at)
     px_before = _gather(rows_u8, at - step)
     px_after = _gather(rows_u8, at + step)
     towards_all = pal[None, :, :] - pal[:, None, :]  # [b, f]: f - b
