@@ -159,10 +159,13 @@ def detail_mask(
     least = np.maximum(floor, max(NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0))
     ok = contrast >= least
 
+    # The pixel tests below matter only for the candidates still standing, so only their
+    # pixels are gathered (in a photo most candidates fail the contrast test). A group's
+    # pixels keep their order, so its sums are the same.
+    at, pg = _pixels_of_groups(at, group_flat, cand[ok], groups)
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
     rows_u8 = pixel_rows(rgb)
     px = rows_u8[at, :3].astype(np.float64)
-    pg = group_flat[at]
     mean = (
         np.stack([np.bincount(pg, px[:, c], minlength=groups) for c in range(3)], axis=1)
         / np.maximum(gsize, 1)[:, None]
@@ -194,8 +197,11 @@ def detail_mask(
 
     # Not a fringe pixel by pixel: most of its pixels are no mixture of the two different
     # colours on either side of them (a tint between an outline and the background is).
-    fringe = _fringe_pixels(labels, px, pal, at, mix_tol, split)
-    fringe_share = np.bincount(pg[fringe], minlength=groups) / np.maximum(gsize, 1)
+    still = np.zeros(groups, dtype=bool)
+    still[cand[ok]] = True
+    rows = np.flatnonzero(still[pg])
+    fringe = _fringe_pixels(labels, px[rows], pal, at[rows], mix_tol, split)
+    fringe_share = np.bincount(pg[rows[fringe]], minlength=groups) / np.maximum(gsize, 1)
     ok &= fringe_share[cand] < 0.5
 
     kept = np.zeros(groups, dtype=bool)
@@ -420,6 +426,18 @@ def _fringe_pixels(
         res, t = segment_residual(px[rows], pal[a], pal[b], split)
         out[rows[(res < mix_tol) & (t > 0.05) & (t < 0.95)]] = True
     return out
+
+
+def _pixels_of_groups(
+    at: npt.NDArray[np.intp], pixel_group: IntArray, wanted: npt.NDArray[np.intp], groups: int
+) -> tuple[npt.NDArray[np.intp], IntArray]:
+    """The pixels `at` (flat indices) whose group is among `wanted`, in their order, and
+    those groups. O(len(at))."""
+    live = np.zeros(groups, dtype=bool)
+    live[wanted] = True
+    pg = pixel_group[at]
+    rows = live[pg]
+    return at[rows], pg[rows]
 
 
 def _pixels_where(comps: Components, wanted: BoolArray) -> npt.NDArray[np.intp]:
