@@ -106,8 +106,10 @@ def detail_mask(
         return keep
     if comps is None:
         comps = label_components(labels)
-    ids = comps.ids()
-    group, groups = _corner_groups(comps, labels, ids)
+    # Pixels with a 4-neighbour of another label: few in flat art, and the only places
+    # where components of one label can touch at a corner.
+    boundary = np.flatnonzero(~_interior(labels))
+    group, groups = _corner_groups(comps, labels, boundary)
     comp_label = comps.label
     glabel = np.full(groups, -1, dtype=np.int32)
     glabel[group] = comp_label
@@ -116,9 +118,7 @@ def detail_mask(
     group_flat = pixel_group.ravel()
 
     # Interior pixels per group, as its size less its boundary pixels (few in flat art).
-    ginterior = gsize - np.bincount(
-        group_flat[np.flatnonzero(~_interior(labels))], minlength=groups
-    )
+    ginterior = gsize - np.bincount(group_flat[boundary], minlength=groups)
     extent = _extent(comps, group, groups, w)
     textured = flat_share < TEXTURED
     noisy = noise >= NOISY or textured
@@ -209,14 +209,13 @@ def detail_mask(
     # Candidate groups are of one label (>= 0), so their pixels are all artwork.
     keep = comps.spread(kept[group])
     if not noisy:
-        keep |= _corner_pieces(labels, comps, ids, gsize[group], rows_u8, pal, mix_tol, split)
+        keep |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
     return keep
 
 
 def _corner_pieces(
     labels: IntArray,
     comps: Components,
-    ids: IntArray,
     group_size: npt.NDArray[np.int64],
     rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
@@ -234,7 +233,7 @@ def _corner_pieces(
     if not piece.any():
         return np.zeros(labels.shape, dtype=bool)
     at = _pixels_where(comps, piece)
-    id_flat = ids.ravel()
+    id_flat = comps.ids().ravel()
     around, _ = _surrounding_labels(labels, id_flat, at, n)
     pid = id_flat[at]
     px = rows_u8[at, :3].astype(np.float64)
@@ -458,15 +457,28 @@ def _pixels_where(comps: Components, wanted: BoolArray) -> npt.NDArray[np.intp]:
     return out
 
 
-def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[IntArray, int]:
+def _corner_groups(
+    comps: Components, labels: IntArray, boundary: npt.NDArray[np.intp]
+) -> tuple[IntArray, int]:
     """Each component's group when same-label components touching at a corner are joined
-    (8-connectivity). O(N) compares plus `csgraph` over the joins."""
+    (8-connectivity). Two diagonal pixels of one label in different components have both
+    pixels beside them in other labels (else they would be 4-connected), so the upper one
+    is a `boundary` pixel (flat indices of the pixels with a 4-neighbour of another
+    label): only those are looked at. O(B) for B boundary pixels plus `csgraph` over the
+    joins."""
+    h, w = labels.shape
+    flat = labels.ravel()
+    base = comps.base.ravel()
+    y, x = np.divmod(boundary, w)
     pairs = []
-    for a, b, ia, ib in (
-        (labels[:-1, :-1], labels[1:, 1:], ids[:-1, :-1], ids[1:, 1:]),
-        (labels[:-1, 1:], labels[1:, :-1], ids[:-1, 1:], ids[1:, :-1]),
-    ):
-        join = (a == b) & (a >= 0) & (ia != ib)
+    for inside, step in (((x < w - 1) & (y < h - 1), w + 1), ((x > 0) & (y < h - 1), w - 1)):
+        upper = boundary[inside]
+        lower = upper + step
+        own = flat[upper]
+        same = (own == flat[lower]) & (own >= 0)
+        ia = comps.to_id[base[upper[same]]]
+        ib = comps.to_id[base[lower[same]]]
+        join = ia != ib
         pairs.append((ia[join], ib[join]))
     src = np.concatenate([p[0] for p in pairs])
     dst = np.concatenate([p[1] for p in pairs])
