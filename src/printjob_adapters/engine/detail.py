@@ -108,7 +108,7 @@ def detail_mask(
         comps = label_components(labels)
     # Pixels with a 4-neighbour of another label: few in flat art, and the only places
     # where components of one label can touch at a corner.
-    boundary = np.flatnonzero(~_interior(labels))
+    boundary = np.flatnonzero(_boundary(labels))
     group, groups = _corner_groups(comps, labels, boundary)
     comp_label = comps.label
     glabel = np.full(groups, -1, dtype=np.int32)
@@ -131,7 +131,7 @@ def detail_mask(
         small = gsize <= DOT_MAX
         small_at = _pixels_where(comps, (small & (glabel >= 0))[group])
         dot[group_flat[small_at[_block_corners(labels, small_at)]]] = True
-        host, _ = _surrounding_labels(labels, group_flat, small_at, groups, group_flat)
+        host, _ = _surrounding_labels(labels, group_flat[small_at], small_at, groups, group_flat)
         dot |= (host >= 0) & stroke[np.maximum(host, 0)]
         looked_at = small_at[~dot[group_flat[small_at]]]
         dot |= _beside_stroke(labels, pixel_group, looked_at, stroke, groups)
@@ -141,7 +141,7 @@ def detail_mask(
         return keep
 
     at = _pixels_where(comps, candidate[group])
-    first, second = _surrounding_labels(labels, group_flat, at, groups)
+    first, second = _surrounding_labels(labels, group_flat[at], at, groups)
     cand = np.flatnonzero(candidate & (first != -2))
     own = glabel[cand]
     around = first[cand]
@@ -233,9 +233,8 @@ def _corner_pieces(
     if not piece.any():
         return np.zeros(labels.shape, dtype=bool)
     at = _pixels_where(comps, piece)
-    id_flat = comps.ids().ravel()
-    around, _ = _surrounding_labels(labels, id_flat, at, n)
-    pid = id_flat[at]
+    pid = comps.to_id[comps.base.ravel()[at]]
+    around, _ = _surrounding_labels(labels, pid, at, n)
     px = rows_u8[at, :3].astype(np.float64)
     mean = (
         np.stack([np.bincount(pid, px[:, c], minlength=n) for c in range(3)], axis=1)
@@ -488,14 +487,17 @@ def _corner_groups(
     return group.astype(np.int32), int(groups)
 
 
-def _interior(labels: IntArray) -> BoolArray:
-    """Pixels whose four neighbours share their label (off the image counts as the same,
-    so a stroke along the border is still thin). O(N)."""
-    p = np.pad(labels, 1, mode="edge")
-    c = p[1:-1, 1:-1]
-    out: BoolArray = (
-        (p[:-2, 1:-1] == c) & (p[2:, 1:-1] == c) & (p[1:-1, :-2] == c) & (p[1:-1, 2:] == c)
-    )
+def _boundary(labels: IntArray) -> BoolArray:
+    """Pixels with a 4-neighbour of another label (off the image counts as the same, so
+    a stroke along the border is still thin): the complement of the region interiors.
+    Two compares of neighbouring rows and columns, each marking both its pixels. O(N)."""
+    out = np.zeros(labels.shape, dtype=bool)
+    across = labels[:, 1:] != labels[:, :-1]
+    out[:, 1:] |= across
+    out[:, :-1] |= across
+    down = labels[1:] != labels[:-1]
+    out[1:] |= down
+    out[:-1] |= down
     return out
 
 
@@ -568,16 +570,16 @@ def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntA
 
 def _surrounding_labels(
     labels: IntArray,
-    pixel_group: IntArray,
+    at_group: IntArray,
     at: npt.NDArray[np.intp],
     groups: int,
     values: IntArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """For every group: the label most often 4-adjacent to its pixels (-1 transparent,
     -2 none) and the next one (-2 none); with `values` (a flat map of ids >= -1, such as
-    the groups) those ids of the neighbours of another label instead. `pixel_group` is
-    the flat map of groups; only the pixels `at` (flat indices: the candidate groups'
-    pixels) are looked at. O(S log S) for their S neighbour pairs."""
+    the groups) those ids of the neighbours of another label instead. Only the pixels
+    `at` (flat indices: the candidate groups' pixels) are looked at; `at_group` holds
+    their groups. O(S log S) for their S neighbour pairs."""
     h, w = labels.shape
     flat = labels.ravel()
     counted = flat if values is None else values
@@ -585,11 +587,10 @@ def _surrounding_labels(
     own = flat[at]
     keys = []
     for inside, step in ((x < w - 1, 1), (x > 0, -1), (y < h - 1, w), (y > 0, -w)):
-        src = at[inside]
-        nb = src + step
+        nb = at[inside] + step
         differ = flat[nb] != own[inside]
         keys.append(
-            (pixel_group[src[differ]].astype(np.int64), counted[nb[differ]].astype(np.int64))
+            (at_group[inside][differ].astype(np.int64), counted[nb[differ]].astype(np.int64))
         )
     g = np.concatenate([k[0] for k in keys])
     nb_label = np.concatenate([k[1] for k in keys]) + 1
