@@ -365,13 +365,15 @@ def _recover_on_transparency(
     if labels.min(initial=0) >= 0:
         return  # every pixel is artwork: nothing left out to recover
     alpha_u8 = rgba[..., 3]
-    inner = np.zeros((h, w), dtype=bool)
-    inner[1:-1, 1:-1] = True
-    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats.
+    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats. Pixels
+    # off the border only, found in raster order.
     least = int(np.ceil(RIDGE_COVERAGE * 255.0))
-    ys, xs = np.nonzero(inner & (labels < 0) & (alpha_u8 >= least))
+    found = (labels[1:-1, 1:-1] < 0) & (alpha_u8[1:-1, 1:-1] >= least)
+    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
     if len(ys) == 0:
         return
+    ys += 1
+    xs += 1
 
     def alpha(yy: npt.NDArray[np.intp], xx: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
         out: npt.NDArray[np.float64] = alpha_u8[yy, xx].astype(np.float64) / 255.0
