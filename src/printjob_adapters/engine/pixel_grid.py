@@ -127,33 +127,47 @@ def change_profiles(
     """The premultiplied RGBA change between neighbouring columns (W - 1,) and rows
     (H - 1,), summed over the image and the four channels: the profiles `detect_grid`
     folds. Computed in integers (|a - b| as max - min of unsigned values, no float copy
-    of the image): on an opaque image the bytes themselves, else each channel times
-    alpha (exact in uint16) and the sums divided by 255 at the end. A non-grid image is
-    rejected on these profiles alone, so this is the whole cost for most inputs.
-    Cost: four O(N) passes over bytes (eight over uint16 words with transparency).
+    of the image): on an opaque image the bytes themselves; else the colour channels
+    times alpha (exact in uint16) and alpha's own bytes, the sums brought to one scale
+    and divided by 255 at the end. A non-grid image is rejected on these profiles alone,
+    so this is the whole cost for most inputs.
+    Cost: O(N): six passes over the bytes (with transparency, six over the colour
+    channels in uint16 words and six over the alpha bytes).
     """
     h, w, c = rgba.shape
     alpha = rgba[..., 3]
     if bool((alpha == 255).all()):
-        values: npt.NDArray[np.unsignedinteger[Any]] = np.ascontiguousarray(rgba)
-        scale = 1.0
-    else:
-        values = np.multiply(rgba, alpha[..., None], dtype=np.uint16)
-        values[..., 3] = alpha
-        values[..., 3] *= np.uint16(255)
-        scale = 255.0
-    # Unsigned sums are the cheapest; 32 bits hold any column or row of an image within
-    # the decode limits, 64 bits are taken beyond that.
-    top = int(np.iinfo(values.dtype).max) * max(h, w * c)
+        rows = np.ascontiguousarray(rgba).reshape(h, w * c)
+        opaque_across = _change_sums(rows, c, np.uint8).astype(np.float64)
+        return opaque_across, _change_sums(rows, 0, np.uint8).astype(np.float64)
+    alpha = np.ascontiguousarray(alpha)
+    colour = np.multiply(rgba[..., :3], alpha[..., None], dtype=np.uint16).reshape(h, w * 3)
+    across = _change_sums(colour, 3, np.uint16) + 255 * _change_sums(alpha, 1, np.uint8)
+    down = _change_sums(colour, 0, np.uint16) + 255 * _change_sums(alpha, 0, np.uint8)
+    return across / 255.0, down / 255.0
+
+
+def _change_sums(
+    rows: npt.NDArray[np.unsignedinteger[Any]], shift: int, kind: type[np.unsignedinteger[Any]]
+) -> npt.NDArray[np.int64]:
+    """|difference| summed: between values `shift` apart along each row, summed down the
+    columns and over the `shift` channels of a pixel (W - 1,), or with `shift` 0 between
+    neighbouring rows, summed along each row (H - 1,). Unsigned sums are the cheapest;
+    32 bits hold any column or row of an image within the decode limits, 64 bits are
+    taken beyond that. O(N)."""
+    h, n = rows.shape
+    top = int(np.iinfo(kind).max) * max(h, n)
     total = np.uint32 if top < 1 << 32 else np.uint64
-    rows = values.reshape(h, w * c)
-    step = np.maximum(rows[:, c:], rows[:, :-c])
-    step -= np.minimum(rows[:, c:], rows[:, :-c])
-    across = step.sum(axis=0, dtype=total).reshape(w - 1, c).sum(axis=1, dtype=np.int64)
+    if shift:
+        step = np.maximum(rows[:, shift:], rows[:, :-shift])
+        step -= np.minimum(rows[:, shift:], rows[:, :-shift])
+        per_value = step.sum(axis=0, dtype=total)
+        out: npt.NDArray[np.int64] = per_value.reshape(-1, shift).sum(axis=1, dtype=np.int64)
+        return out
     step = np.maximum(rows[1:], rows[:-1])
     step -= np.minimum(rows[1:], rows[:-1])
-    down = step.sum(axis=1, dtype=total)
-    return across / scale, down.astype(np.int64) / scale
+    out = step.sum(axis=1, dtype=total).astype(np.int64)
+    return out
 
 
 def _premultiplied(rgba: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
