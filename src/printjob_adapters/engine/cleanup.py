@@ -351,6 +351,7 @@ def clean_speckles(
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
+    comps: Components | None = None,
 ) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
@@ -361,8 +362,11 @@ def clean_speckles(
     `label_components`, O(N); then per pass O(S) for the S pixels of small components
     (their list is made once and only shrinks) and O(n log n) for n components: merged
     components are joined to their neighbours (`_merge`) rather than the map relabelled.
+    `comps` are the components of `labels` when the caller has them (labelled once for
+    `detail.detail_mask` and this step).
     """
-    comps = label_components(labels)
+    if comps is None:
+        comps = label_components(labels)
     flat_rgb = pixel_rows(rgb)
     palette_lab = srgb_to_lab(palette)
     kept_base = _kept_base(comps, keep)

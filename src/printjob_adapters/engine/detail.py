@@ -105,16 +105,19 @@ def detail_mask(
         return keep
     if comps is None:
         comps = label_components(labels)
-    ids = comps.ids()
-    group, groups = _corner_groups(comps, labels, ids)
+    # Pixels with a 4-neighbour of another label: few in flat art, and the only places
+    # where components of one label can touch at a corner.
+    boundary = np.flatnonzero(_boundary(labels))
+    group, groups = _corner_groups(comps, labels, boundary)
     comp_label = comps.label
     glabel = np.full(groups, -1, dtype=np.int32)
     glabel[group] = comp_label
     gsize = np.bincount(group, comps.size, minlength=groups)
-    pixel_group = group[ids]
+    pixel_group = comps.spread(group)
+    group_flat = pixel_group.ravel()
 
-    interior = _interior(labels)
-    ginterior = np.bincount(pixel_group[interior], minlength=groups)
+    # Interior pixels per group, as its size less its boundary pixels (few in flat art).
+    ginterior = gsize - np.bincount(group_flat[boundary], minlength=groups)
     extent = _extent(comps, group, groups, w)
     textured = flat_share < TEXTURED
     noisy = noise >= NOISY or textured
@@ -125,19 +128,19 @@ def detail_mask(
         # counts only inside a stroke (a letter's counter, the gap of an e), never on an
         # area, where it is a speck.
         small = gsize <= DOT_MAX
-        block = _blocks(labels)
-        dot[np.unique(pixel_group[:-1, :-1][block])] = True
-        small_px = small[pixel_group] & (labels >= 0)
-        host, _ = _surrounding_labels(labels, pixel_group, small_px, groups, pixel_group)
+        small_at = _pixels_where(comps, (small & (glabel >= 0))[group])
+        dot[group_flat[small_at[_block_corners(labels, small_at)]]] = True
+        host, _ = _surrounding_labels(labels, group_flat[small_at], small_at, groups, group_flat)
         dot |= (host >= 0) & stroke[np.maximum(host, 0)]
-        dot |= _beside_stroke(labels, pixel_group, small_px & ~dot[pixel_group], stroke, groups)
+        looked_at = small_at[~dot[group_flat[small_at]]]
+        dot |= _beside_stroke(labels, pixel_group, looked_at, stroke, groups)
         dot &= small
     candidate = (stroke | dot) & (glabel >= 0)
     if not candidate.any():
         return keep
 
-    inside = candidate[pixel_group]
-    first, second = _surrounding_labels(labels, pixel_group, inside, groups)
+    at = _pixels_where(comps, candidate[group])
+    first, second = _surrounding_labels(labels, group_flat[at], at, groups)
     cand = np.flatnonzero(candidate & (first != -2))
     own = glabel[cand]
     around = first[cand]
@@ -155,12 +158,15 @@ def detail_mask(
     least = np.maximum(floor, max(NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0))
     ok = contrast >= least
 
+    # The pixel tests below matter only for the candidates still standing, so only their
+    # pixels are gathered (in a photo most candidates fail the contrast test). A group's
+    # pixels keep their order, so its sums are the same.
+    at, pg = _pixels_of_groups(at, group_flat, cand[ok], groups)
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
-    at = np.flatnonzero(inside.ravel())
-    pg = pixel_group.ravel()[at]
+    rows_u8 = pixel_rows(rgb)
+    px = rows_u8[at, :3].astype(np.float64)
     mean = (
-        np.stack([np.bincount(pg, flat_rgb[at, c], minlength=groups) for c in range(3)], axis=1)
+        np.stack([np.bincount(pg, px[:, c], minlength=groups) for c in range(3)], axis=1)
         / np.maximum(gsize, 1)[:, None]
     )
     test = np.flatnonzero(ok & opaque_around)
@@ -190,25 +196,27 @@ def detail_mask(
 
     # Not a fringe pixel by pixel: most of its pixels are no mixture of the two different
     # colours on either side of them (a tint between an outline and the background is).
-    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
-    fringe_share = np.bincount(pg[fringe], minlength=groups) / np.maximum(gsize, 1)
+    still = np.zeros(groups, dtype=bool)
+    still[cand[ok]] = True
+    rows = np.flatnonzero(still[pg])
+    fringe = _fringe_pixels(labels, px[rows], pal, at[rows], mix_tol, split)
+    fringe_share = np.bincount(pg[rows[fringe]], minlength=groups) / np.maximum(gsize, 1)
     ok &= fringe_share[cand] < 0.5
 
     kept = np.zeros(groups, dtype=bool)
     kept[cand[ok]] = True
-    keep = kept[pixel_group]
-    keep &= labels >= 0
+    # Candidate groups are of one label (>= 0), so their pixels are all artwork.
+    keep = comps.spread(kept[group])
     if not noisy:
-        keep |= _corner_pieces(labels, comps, ids, gsize[group], flat_rgb, pal, mix_tol, split)
+        keep |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
     return keep
 
 
 def _corner_pieces(
     labels: IntArray,
     comps: Components,
-    ids: IntArray,
     group_size: npt.NDArray[np.int64],
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     mix_tol: float,
     split: float,
@@ -221,27 +229,26 @@ def _corner_pieces(
     component's 8-connected group size. O(S log S) for their S pixels."""
     n = comps.count
     piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
-    out = np.zeros(labels.shape, dtype=bool)
     if not piece.any():
-        return out
-    inside = piece[ids]
-    around, _ = _surrounding_labels(labels, ids, inside, n)
-    at = np.flatnonzero(inside.ravel())
-    pid = ids.ravel()[at]
+        return np.zeros(labels.shape, dtype=bool)
+    at = _pixels_where(comps, piece)
+    pid = comps.to_id[comps.base.ravel()[at]]
+    around, _ = _surrounding_labels(labels, pid, at, n)
+    px = rows_u8[at, :3].astype(np.float64)
     mean = (
-        np.stack([np.bincount(pid, flat_rgb[at, c], minlength=n) for c in range(3)], axis=1)
+        np.stack([np.bincount(pid, px[:, c], minlength=n) for c in range(3)], axis=1)
         / np.maximum(comps.size, 1)[:, None]
     )
     cand = np.flatnonzero(piece & (around >= 0))
     own, bg = pal[comps.label[cand]], pal[around[cand]]
     towards = own - bg
     t = ((mean[cand] - bg) * towards).sum(axis=1) / np.maximum((towards**2).sum(axis=1), 1e-9)
-    fringe = _fringe_pixels(labels, flat_rgb, pal, at, mix_tol, split)
+    fringe = _fringe_pixels(labels, px, pal, at, mix_tol, split)
     share = np.bincount(pid[fringe], minlength=n) / np.maximum(comps.size, 1)
     contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
     good = np.zeros(n, dtype=bool)
     good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
-    out = good[ids]
+    out: BoolArray = comps.spread(good)
     return out
 
 
@@ -250,12 +257,15 @@ def _corner_pieces(
 TINT_FLAT_SHARE = 0.02
 #: ... and with under this share of its pixels really its colour, a tint.
 TINT_EXACT_SHARE = 0.5
+#: Up to this many candidate tints, `_tints` finds their pixels by one compare of the
+#: map per colour rather than a look-up per pixel.
+RARE_BY_COMPARE = 4
 
 
 def _tints(
     labels: IntArray,
     flat: BoolArray,
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     tolerances: tuple[float, float, float],
 ) -> IntArray:
@@ -264,20 +274,40 @@ def _tints(
     and whose pixels mostly are not its colour (within the `rgb` tolerance) but spread
     along the mixture: the grey of anti-aliased black text on white, found as a colour of
     its own because there is so much of it. A grey rule drawn in one exact grey is no
-    tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`. (K, 2) int.
-    O(N + K³)."""
+    tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
+    image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
+
+    Cost: one O(N) bincount of the labels; the colours drawn nowhere as an area (a few,
+    with few pixels) then have their pixels' exactness measured, O(P) for their P pixels,
+    and their mixtures tried, O(K²) each.
+    """
     mix_tol, split, rgb_tol = tolerances
     k = len(pal)
     out = np.full((k, 2), -1, dtype=np.int32)
-    painted = labels >= 0
-    total = np.bincount(labels[painted], minlength=k)
-    inside = np.bincount(labels[flat & painted], minlength=k)
-    off = flat_rgb - pal[np.maximum(labels.ravel(), 0)]
-    exact = ((off * off).sum(axis=1) <= rgb_tol * rgb_tol).reshape(labels.shape) & painted
-    own = np.bincount(labels[exact], minlength=k)
-    rare = inside <= TINT_FLAT_SHARE * np.maximum(total, 1)
+    flat_labels = labels.ravel()
+    # One count of (label, flat) pairs: the label shifted by one so the left-out pixels
+    # (-1) have a bin of their own, doubled, plus one in flat interiors.
+    key = flat_labels + 1
+    key <<= 1
+    key |= flat.ravel()
+    pairs = np.bincount(key, minlength=2 * (k + 1)).reshape(k + 1, 2)[1:]
+    total = pairs.sum(axis=1)
+    inside = pairs[:, 1]
+    rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
+    if not rare.any():
+        return out
+    rare_colours = np.flatnonzero(rare)
+    if len(rare_colours) <= RARE_BY_COMPARE:
+        # A few such colours: one compare of the map each beats a look-up per pixel.
+        at = np.concatenate([np.flatnonzero(flat_labels == c) for c in rare_colours.tolist()])
+    else:
+        at = np.flatnonzero(rare[np.maximum(flat_labels, 0)] & (flat_labels >= 0))
+    own_label = flat_labels[at]
+    off = rows_u8[at, :3].astype(np.float64) - pal[own_label]
+    exact = (off * off).sum(axis=1) <= rgb_tol * rgb_tol
+    own = np.bincount(own_label[exact], minlength=k)
     rare &= own < TINT_EXACT_SHARE * total
-    for c in np.flatnonzero(rare & (total > 0)):
+    for c in np.flatnonzero(rare):
         others = np.flatnonzero(np.arange(k) != c)
         if len(others) < 2:
             continue
@@ -294,13 +324,15 @@ def _tints(
 
 def _resolve_tints(
     labels: IntArray,
-    flat_rgb: npt.NDArray[np.float64],
+    rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
 ) -> IntArray:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
-    at least a half: the far end). O(N)."""
+    at least a half: the far end). O(N) to find them, O(T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
+    if not (pairs[:, 0] >= 0).any():
+        return out
     flat = out.reshape(-1)
     tint_pixels = np.flatnonzero(pairs[np.maximum(flat, 0), 0] >= 0)
     tint_pixels = tint_pixels[flat[tint_pixels] >= 0]
@@ -309,7 +341,7 @@ def _resolve_tints(
     ends = pairs[flat[tint_pixels]]
     a, b = pal[ends[:, 0]], pal[ends[:, 1]]
     towards = b - a
-    t = ((flat_rgb[tint_pixels] - a) * towards).sum(axis=1) / np.maximum(
+    t = ((rows_u8[tint_pixels, :3].astype(np.float64) - a) * towards).sum(axis=1) / np.maximum(
         (towards * towards).sum(axis=1), 1e-9
     )
     flat[tint_pixels] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])
@@ -329,18 +361,29 @@ def _recover_on_transparency(
     h, w = labels.shape
     if h < 3 or w < 3 or len(pal) == 0:
         return
-    alpha = rgba[..., 3].astype(np.float64) / 255.0
-    inner = np.zeros((h, w), dtype=bool)
-    inner[1:-1, 1:-1] = True
-    ys, xs = np.nonzero(inner & (labels < 0) & (alpha >= RIDGE_COVERAGE))
+    if labels.min(initial=0) >= 0:
+        return  # every pixel is artwork: nothing left out to recover
+    alpha_u8 = rgba[..., 3]
+    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats. Pixels
+    # off the border only, found in raster order.
+    least = int(np.ceil(RIDGE_COVERAGE * 255.0))
+    found = (labels[1:-1, 1:-1] < 0) & (alpha_u8[1:-1, 1:-1] >= least)
+    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
     if len(ys) == 0:
         return
-    mine = alpha[ys, xs]
+    ys += 1
+    xs += 1
+
+    def alpha(yy: npt.NDArray[np.intp], xx: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = alpha_u8[yy, xx].astype(np.float64) / 255.0
+        return out
+
+    mine = alpha(ys, xs)
     ridge = np.zeros(len(ys), dtype=bool)
     beside_solid = np.zeros(len(ys), dtype=bool)
     for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        before = alpha[ys - dy, xs - dx]
-        after = alpha[ys + dy, xs + dx]
+        before = alpha(ys - dy, xs - dx)
+        after = alpha(ys + dy, xs + dx)
         ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
         beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
     # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
@@ -356,15 +399,16 @@ def _recover_on_transparency(
 
 def _fringe_pixels(
     labels: IntArray,
-    flat_rgb: npt.NDArray[np.float64],
+    px: npt.NDArray[np.float64],
     pal: npt.NDArray[np.float64],
     at: npt.NDArray[np.intp],
     mix_tol: float,
     split: float,
 ) -> BoolArray:
-    """For the pixels `at` (flat indices, in order): whether, along a row, a column or a
-    diagonal, the neighbours on either side have two different labels, neither the pixel's
-    own, and the pixel's colour is a mixture of theirs. O(len(at))."""
+    """For the pixels `at` (flat indices, in order; `px` their RGB): whether, along a row,
+    a column or a diagonal, the neighbours on either side have two different labels,
+    neither the pixel's own, and the pixel's colour is a mixture of theirs.
+    O(len(at))."""
     h, w = labels.shape
     flat = labels.ravel()
     y, x = np.divmod(at, w)
@@ -378,20 +422,63 @@ def _fringe_pixels(
         b = flat[at[rows] + step]
         pick = (a != b) & (a >= 0) & (b >= 0) & (a != own[rows]) & (b != own[rows])
         rows, a, b = rows[pick], a[pick], b[pick]
-        res, t = segment_residual(flat_rgb[at[rows]], pal[a], pal[b], split)
+        res, t = segment_residual(px[rows], pal[a], pal[b], split)
         out[rows[(res < mix_tol) & (t > 0.05) & (t < 0.95)]] = True
     return out
 
 
-def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[IntArray, int]:
+def _pixels_of_groups(
+    at: npt.NDArray[np.intp], pixel_group: IntArray, wanted: npt.NDArray[np.intp], groups: int
+) -> tuple[npt.NDArray[np.intp], IntArray]:
+    """The pixels `at` (flat indices) whose group is among `wanted`, in their order, and
+    those groups. O(len(at))."""
+    live = np.zeros(groups, dtype=bool)
+    live[wanted] = True
+    pg = pixel_group[at]
+    rows = live[pg]
+    return at[rows], pg[rows]
+
+
+def _pixels_where(comps: Components, wanted: BoolArray) -> npt.NDArray[np.intp]:
+    """Flat indices, in raster order, of the pixels of the `wanted` components (per
+    current id), expanded from the runs of the map: no whole-image look-up. O(R + S) for
+    R runs and the S pixels listed."""
+    lengths = comps.run_length
+    chosen = wanted[comps.to_id[comps.run_base]]
+    heads = np.cumsum(lengths) - lengths
+    starts, counts = heads[chosen], lengths[chosen]
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.intp)
+    offsets = np.cumsum(counts) - counts
+    out: npt.NDArray[np.intp] = (np.repeat(starts - offsets, counts) + np.arange(total)).astype(
+        np.intp
+    )
+    return out
+
+
+def _corner_groups(
+    comps: Components, labels: IntArray, boundary: npt.NDArray[np.intp]
+) -> tuple[IntArray, int]:
     """Each component's group when same-label components touching at a corner are joined
-    (8-connectivity). O(N) compares plus `graphs` over the joins."""
+    (8-connectivity). Two diagonal pixels of one label in different components have both
+    pixels beside them in other labels (else they would be 4-connected), so the upper one
+    is a `boundary` pixel (flat indices of the pixels with a 4-neighbour of another
+    label): only those are looked at. O(B) for B boundary pixels plus `graphs` over the
+    joins."""
+    h, w = labels.shape
+    flat = labels.ravel()
+    base = comps.base.ravel()
+    y, x = np.divmod(boundary, w)
     pairs = []
-    for a, b, ia, ib in (
-        (labels[:-1, :-1], labels[1:, 1:], ids[:-1, :-1], ids[1:, 1:]),
-        (labels[:-1, 1:], labels[1:, :-1], ids[:-1, 1:], ids[1:, :-1]),
-    ):
-        join = (a == b) & (a >= 0) & (ia != ib)
+    for inside, step in (((x < w - 1) & (y < h - 1), w + 1), ((x > 0) & (y < h - 1), w - 1)):
+        upper = boundary[inside]
+        lower = upper + step
+        own = flat[upper]
+        same = (own == flat[lower]) & (own >= 0)
+        ia = comps.to_id[base[upper[same]]]
+        ib = comps.to_id[base[lower[same]]]
+        join = ia != ib
         pairs.append((ia[join], ib[join]))
     src = np.concatenate([p[0] for p in pairs])
     dst = np.concatenate([p[1] for p in pairs])
@@ -400,14 +487,17 @@ def _corner_groups(comps: Components, labels: IntArray, ids: IntArray) -> tuple[
     return group.astype(np.int32), int(groups)
 
 
-def _interior(labels: IntArray) -> BoolArray:
-    """Pixels whose four neighbours share their label (off the image counts as the same,
-    so a stroke along the border is still thin). O(N)."""
-    p = np.pad(labels, 1, mode="edge")
-    c = p[1:-1, 1:-1]
-    out: BoolArray = (
-        (p[:-2, 1:-1] == c) & (p[2:, 1:-1] == c) & (p[1:-1, :-2] == c) & (p[1:-1, 2:] == c)
-    )
+def _boundary(labels: IntArray) -> BoolArray:
+    """Pixels with a 4-neighbour of another label (off the image counts as the same, so
+    a stroke along the border is still thin): the complement of the region interiors.
+    Two compares of neighbouring rows and columns, each marking both its pixels. O(N)."""
+    out = np.zeros(labels.shape, dtype=bool)
+    across = labels[:, 1:] != labels[:, :-1]
+    out[:, 1:] |= across
+    out[:, :-1] |= across
+    down = labels[1:] != labels[:-1]
+    out[1:] |= down
+    out[:-1] |= down
     return out
 
 
@@ -419,15 +509,16 @@ BESIDE = 2
 def _beside_stroke(
     labels: IntArray,
     pixel_group: IntArray,
-    looked_at: BoolArray,
+    looked_at: npt.NDArray[np.intp],
     stroke: BoolArray,
     groups: int,
 ) -> BoolArray:
-    """Per group: whether a pixel `looked_at` of it lies within `BESIDE` of a pixel of a
-    stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S pixels looked at."""
+    """Per group: whether a pixel `looked_at` (flat indices) of it lies within `BESIDE`
+    of a pixel of a stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S
+    pixels looked at."""
     h, w = labels.shape
     out = np.zeros(groups, dtype=bool)
-    ys, xs = np.nonzero(looked_at)
+    ys, xs = np.divmod(looked_at, w)
     if len(ys) == 0:
         return out
     own = labels[ys, xs]
@@ -442,11 +533,19 @@ def _beside_stroke(
     return out
 
 
-def _blocks(labels: IntArray) -> BoolArray:
-    """(H-1, W-1): whether the 2x2 block with this top-left pixel is one label. O(N)."""
-    a = labels[:-1, :-1]
-    out: BoolArray = (a == labels[1:, :-1]) & (a == labels[:-1, 1:]) & (a == labels[1:, 1:])
-    return out & (a >= 0)
+def _block_corners(labels: IntArray, at: npt.NDArray[np.intp]) -> BoolArray:
+    """For the pixels `at` (flat indices): whether the 2x2 block with this top-left pixel
+    is one label (>= 0). O(len(at))."""
+    h, w = labels.shape
+    flat = labels.ravel()
+    y, x = np.divmod(at, w)
+    ok = (y < h - 1) & (x < w - 1)
+    corner = at[ok]
+    a = flat[corner]
+    same = (a == flat[corner + w]) & (a == flat[corner + 1]) & (a == flat[corner + w + 1])
+    out = np.zeros(len(at), dtype=bool)
+    out[ok] = same & (a >= 0)
+    return out
 
 
 def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntArray:
@@ -471,27 +570,28 @@ def _extent(comps: Components, group: IntArray, groups: int, width: int) -> IntA
 
 def _surrounding_labels(
     labels: IntArray,
-    pixel_group: IntArray,
-    inside: BoolArray,
+    at_group: IntArray,
+    at: npt.NDArray[np.intp],
     groups: int,
     values: IntArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """For every group: the label most often 4-adjacent to its pixels (-1 transparent,
-    -2 none) and the next one (-2 none); with `values` (a map of ids >= -1, such as the
-    groups) those ids of the neighbours of another label instead. Only the pixels `inside`
-    (candidate groups) are looked at. O(S log S) for their S neighbour pairs."""
-    counted = labels if values is None else values
+    -2 none) and the next one (-2 none); with `values` (a flat map of ids >= -1, such as
+    the groups) those ids of the neighbours of another label instead. Only the pixels
+    `at` (flat indices: the candidate groups' pixels) are looked at; `at_group` holds
+    their groups. O(S log S) for their S neighbour pairs."""
     h, w = labels.shape
+    flat = labels.ravel()
+    counted = flat if values is None else values
+    y, x = np.divmod(at, w)
+    own = flat[at]
     keys = []
-    for dy, dx in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-        ys = slice(max(dy, 0), h + min(dy, 0))
-        xs = slice(max(dx, 0), w + min(dx, 0))
-        yt = slice(max(-dy, 0), h + min(-dy, 0))
-        xt = slice(max(-dx, 0), w + min(-dx, 0))
-        src_in = inside[yt, xt]
-        differ = src_in & (labels[ys, xs] != labels[yt, xt])
-        nb = counted[ys, xs][differ]
-        keys.append((pixel_group[yt, xt][differ].astype(np.int64), nb.astype(np.int64)))
+    for inside, step in ((x < w - 1, 1), (x > 0, -1), (y < h - 1, w), (y > 0, -w)):
+        nb = at[inside] + step
+        differ = flat[nb] != own[inside]
+        keys.append(
+            (at_group[inside][differ].astype(np.int64), counted[nb[differ]].astype(np.int64))
+        )
     g = np.concatenate([k[0] for k in keys])
     nb_label = np.concatenate([k[1] for k in keys]) + 1
     first = np.full(groups, -2, dtype=np.int32)
@@ -565,6 +665,7 @@ def recover_strokes(
         return labels
     h, w = labels.shape
     pal = np.asarray(palette, dtype=np.float64)
+    rows_u8 = pixel_rows(rgb)
     if len(pal) == 1:
         out = np.array(labels, dtype=np.int32, order="C")
         if rgb.shape[-1] == 4:
@@ -576,55 +677,143 @@ def recover_strokes(
     y, x = np.divmod(at, w)
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64)
-    pairs = _tints(labels, flat, flat_rgb, pal, (mix_tol, split, rgb_tol))
+    pairs = _tints(labels, flat, rows_u8, pal, (mix_tol, split, rgb_tol))
     if noise >= NOISY:
         # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out = _resolve_tints(labels, flat_rgb, pal, pairs)
+    out = _resolve_tints(labels, rows_u8, pal, pairs)
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
-    off = flat_rgb[at] - pal[own]
+    px = _gather(rows_u8, at)
+    off = px - pal[own]
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
     inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
-    at, own = at[inexact], own[inexact]
+    at, own, px = at[inexact], own[inexact], px[inexact]
     if len(at) == 0:
         return out
-    px = flat_rgb[at]
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
-    best = np.full(len(at), -1, dtype=np.int32)
-    best_res = np.full(len(at), np.inf)
-    for step in (1, w, w + 1, w - 1):
-        before, after = flat_labels[at - step], flat_labels[at + step]
-        usable_before = (before >= 0) & (before != own) & ~tint[before]
-        usable_after = (after >= 0) & (after != own) & ~tint[after]
-        bg = np.where(usable_before, before, np.where(usable_after, after, own))
-        for f in range(len(pal)):
-            rows = np.flatnonzero(far[bg, f] & (own != f) & ~tint[bg] & ~tint[f])
-            if len(rows) == 0:
-                continue
-            b, p = bg[rows], at[rows]
-            res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-            towards = pal[f] - pal[b]
-            norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-            t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-            t_before = ((flat_rgb[p - step] - pal[b]) * towards).sum(axis=1) / norm
-            t_after = ((flat_rgb[p + step] - pal[b]) * towards).sum(axis=1) / norm
-            good = (res < mix_tol) & (t >= least)
-            good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-            good &= res < best_res[rows]
-            best[rows[good]] = f
-            best_res[rows[good]] = res[good]
-    rows = np.flatnonzero(best >= 0)
-    out.reshape(-1)[at[rows]] = best[rows]
+    found = [
+        _ridges(
+            flat_labels, rows_u8, pal, at, px, own, step, order, far, tint, least, mix_tol, split
+        )
+        for order, step in enumerate((1, w, w + 1, w - 1))
+    ]
+    row = np.concatenate([f[0] for f in found])
+    colour = np.concatenate([f[1] for f in found])
+    res = np.concatenate([f[2] for f in found])
+    rank = np.concatenate([f[3] for f in found])
+    if len(row) == 0:
+        return out
+    # Per pixel the mixture with the least residual; equal residuals go to the first
+    # direction, then the first colour (the order the directions and colours are tried).
+    pick = np.lexsort((colour, rank, res, row))
+    row, colour = row[pick], colour[pick]
+    head = np.ones(len(row), dtype=bool)
+    head[1:] = row[1:] != row[:-1]
+    out.reshape(-1)[at[row[head]]] = colour[head]
     return out
+
+
+#: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch
+#: memory when thousands of colours are asked for).
+RIDGE_CHUNK = 1 << 16
+#: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
+#: differently ordered sums, so the screen never drops a pair the exact test would take.
+SCREEN_SLACK = 1e-6
+
+
+def _gather(rows_u8: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+    """The RGB of the pixels `at` (flat indices) as float64: the rows are gathered first,
+    so the image is never converted as a whole. O(len(at))."""
+    out: npt.NDArray[np.float64] = rows_u8[at, :3].astype(np.float64)
+    return out
+
+
+def _ridges(
+    flat_labels: IntArray,
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    px: npt.NDArray[np.float64],
+    own: IntArray,
+    step: int,
+    order: int,
+    far: BoolArray,
+    tint: BoolArray,
+    least: float,
+    mix_tol: float,
+    split: float,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
+    """`recover_strokes` along one direction (`step` in flat indices): for the pixels
+    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of its
+    background B and F with a coverage ridge. Returns the rows into `at`, F, the
+    residual and `order` per find.
+
+    All colours at once: the three coverages (the pixel's and its two neighbours') of
+    every colour are dot products with the palette, one (E, 3) x (3, K) product each,
+    screened with `SCREEN_SLACK`; only the pairs left get the exact tests (the same sums
+    as one colour at a time, the residual by `segment_residual`). Cost: O(E K)
+    multiply-adds for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P
+    pairs screened in (a few per stroke pixel).
+    """
+    k = len(pal)
+    before, after = flat_labels[at - step], flat_labels[at + step]
+    usable_before = (before >= 0) & (before != own) & ~tint[before]
+    usable_after = (after >= 0) & (after != own) & ~tint[after]
+    bg = np.where(usable_before, before, np.where(usable_after, after, own))
+    px_before = _gather(rows_u8, at - step)
+    px_after = _gather(rows_u8, at + step)
+    towards_all = pal[None, :, :] - pal[:, None, :]  # [b, f]: f - b
+    inv_norm = 1.0 / np.maximum((towards_all * towards_all).sum(axis=2), 1e-9)
+    allowed = far & ~tint[:, None] & ~tint[None, :]
+    rows_found: list[npt.NDArray[np.intp]] = []
+    colours_found: list[npt.NDArray[np.intp]] = []
+    chunk = max(1, RIDGE_CHUNK // k)
+    for s in range(0, len(at), chunk):
+        b = bg[s : s + chunk]
+        base = pal[b]
+        inv = inv_norm[b]
+        cov = []
+        for colour in (px, px_before, px_after):
+            # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette,
+            # then in place (fresh (E, K) arrays cost more than the arithmetic).
+            d = colour[s : s + chunk] - base
+            dot = d @ pal.T
+            dot -= np.einsum("ij,ij->i", d, base)[:, None]
+            dot *= inv
+            cov.append(dot)
+        t, t_before, t_after = cov
+        maybe = allowed[b]
+        maybe &= t >= least - SCREEN_SLACK
+        np.subtract(t, t_before, out=t_before)
+        maybe &= t_before > RIDGE_STEP - SCREEN_SLACK
+        np.subtract(t, t_after, out=t_after)
+        maybe &= t_after >= -(RIDGE_STEP + SCREEN_SLACK)
+        r, f = np.divmod(np.flatnonzero(maybe), k)
+        keep = own[s + r] != f
+        rows_found.append(r[keep] + s)
+        colours_found.append(f[keep])
+    rows = np.concatenate(rows_found)
+    f = np.concatenate(colours_found)
+    b = bg[rows]
+    # The exact tests, as for one colour at a time.
+    res, _ = segment_residual(px[rows], pal[b], pal[f], split)
+    towards = pal[f] - pal[b]
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
+    t_before = ((px_before[rows] - pal[b]) * towards).sum(axis=1) / norm
+    t_after = ((px_after[rows] - pal[b]) * towards).sum(axis=1) / norm
+    good = (res < mix_tol) & (t >= least)
+    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+    order_col = np.full(int(good.sum()), order, dtype=np.int32)
+    return rows[good], f[good], res[good], order_col
 
 
 def bridge_corners(
@@ -639,35 +828,56 @@ def bridge_corners(
     only, the off-diagonal pixel nearer that colour in the input joins the stroke; the
     sub-pixel step (`subpixel.crack_shifts`) then pulls its outline back towards the true
     edge, so the joint is as wide as the stroke, not a full pixel. Where both diagonals
-    are strokes (two lines crossing) nothing changes. Returns a new map. Cost: O(N)
-    whole-array compares, in two passes (a block's change may complete its neighbour)."""
+    are strokes (two lines crossing) nothing changes. Returns a new map, or `labels`
+    itself when nothing changes.
+
+    Only the 2x2 blocks whose diagonal pixels are both strokes can change, so those
+    blocks are listed once from `keep` (one O(N) scan of the mask) and each pass tests
+    them alone, in the order a scan of the whole map would meet them (rows down; along a
+    row left to right for the falling diagonal, right to left for the rising one), so a
+    pixel claimed by two blocks ends as it always did. Cost: O(N) for the scan, then
+    O(S) per pass for the S stroke pixels, in two passes (a block's change may complete
+    its neighbour)."""
     h, w = labels.shape
     if h < 2 or w < 2:
         return labels
-    out = np.array(labels, dtype=np.int32, order="C")  # a new map; views below write it
+    keep_flat = keep.ravel()
+    kept_at = np.flatnonzero(keep_flat)
+    y, x = np.divmod(kept_at, w)
+    falling = kept_at[(y < h - 1) & (x < w - 1)]
+    falling = falling[keep_flat[falling + w + 1]]
+    rising_ok = (y < h - 1) & (x > 0)
+    rising = kept_at[rising_ok]
+    order = np.lexsort((-x[rising_ok], y[rising_ok]))
+    rising = rising[order]
+    rising = rising[keep_flat[rising + w - 1]]
+    if len(falling) == 0 and len(rising) == 0:
+        return labels
+    out = np.array(labels, dtype=np.int32, order="C")  # a new map
+    flat = out.reshape(-1)
     pal = np.asarray(palette, dtype=np.float64)
-    flat_rgb = pixel_rows(rgb)[:, :3].astype(np.float64).reshape(h, w, 3)
+    rows_u8 = pixel_rows(rgb)
+    changed_any = False
     for _ in range(2):
         changed = False
-        for flip in (False, True):
-            view = out[:, ::-1] if flip else out
-            kept = keep[:, ::-1] if flip else keep
-            colours = flat_rgb[:, ::-1] if flip else flat_rgb
-            a, d = view[:-1, :-1], view[1:, 1:]
-            b, c = view[:-1, 1:], view[1:, :-1]
-            joint = (a == d) & (a >= 0) & (b != a) & (c != a) & kept[:-1, :-1] & kept[1:, 1:]
-            joint &= ~((b == c) & kept[:-1, 1:] & kept[1:, :-1])
-            ys, xs = np.nonzero(joint)
-            if len(ys) == 0:
+        # Blocks by their corner p on the diagonal: p and p + w + side are the stroke,
+        # p + side and p + w the two off-diagonal pixels.
+        for corners, side in ((falling, 1), (rising, -1)):
+            a, d = flat[corners], flat[corners + w + side]
+            b, c = flat[corners + side], flat[corners + w]
+            joint = (a == d) & (a >= 0) & (b != a) & (c != a)
+            joint &= ~((b == c) & keep_flat[corners + side] & keep_flat[corners + w])
+            at = corners[joint]
+            if len(at) == 0:
                 continue
-            colour = pal[a[ys, xs]]
-            off_b = colours[ys, xs + 1] - colour
-            off_c = colours[ys + 1, xs] - colour
+            own = a[joint]
+            colour = pal[own]
+            off_b = rows_u8[at + side, :3].astype(np.float64) - colour
+            off_c = rows_u8[at + w, :3].astype(np.float64) - colour
             take_b = (off_b * off_b).sum(axis=1) <= (off_c * off_c).sum(axis=1)
-            target_y = np.where(take_b, ys, ys + 1)
-            target_x = np.where(take_b, xs + 1, xs)
-            view[target_y, target_x] = a[ys, xs]
+            flat[np.where(take_b, at + side, at + w)] = own
             changed = True
         if not changed:
             break
-    return out
+        changed_any = True
+    return out if changed_any else labels

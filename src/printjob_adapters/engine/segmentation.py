@@ -112,8 +112,10 @@ def segment(
     )
     checkpoint(0.65)
     check_specks(labels)  # before cleaning, whose cost grows with the specks
+    # Labelled once for the detail mask and the speck clean-up, which read the same map.
+    first_comps = cleanup.label_components(labels)
     keep = detail.detail_mask(
-        labels, rgb, palette, maps.noise, tol.mix, tol.split, flat_share=flat_share
+        labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
     )
     comps = cleanup.clean_speckles(
         labels,
@@ -126,6 +128,7 @@ def segment(
         keep_every_colour=colors is not None,
         keep=keep,
         tick=lambda: checkpoint(0.65),
+        comps=first_comps,
     )
     checkpoint(0.7)
     labels = comps.labels()

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 from printjob_adapters.engine.options import TraceOptions
 from printjob_adapters.engine.pipeline import trace
-from printjob_adapters.engine.pixel_grid import Grid, detect_grid
+from printjob_adapters.engine.pixel_grid import Grid, change_profiles, detect_grid
 from tests.unit.engine import hard_synthetic, ocr
 
 resvg_py = pytest.importorskip("resvg_py")
@@ -106,3 +106,28 @@ def test_blocky_logo_with_edges_off_the_grid_is_not_pixel_art() -> None:
     draw.rectangle([96, 32, 143, 127], fill=(20, 60, 160))
     draw.ellipse([30, 90, 90, 150], fill=(0, 140, 60))
     assert detect_grid(np.asarray(image.convert("RGBA"))) is None
+
+
+def test_change_profiles_are_the_premultiplied_change_with_and_without_alpha() -> None:
+    # The integer profiles must equal the float definition they replace (premultiplied
+    # RGBA, |difference| summed over the image and the channels), so the cheap rejection
+    # of a non-grid image rejects exactly what the full analysis rejected.
+    rng = np.random.default_rng(7)
+    opaque = rng.integers(0, 256, (37, 53, 4), dtype=np.uint8)
+    opaque[..., 3] = 255
+    translucent = rng.integers(0, 256, (41, 29, 4), dtype=np.uint8)
+    for rgba in (opaque, translucent):
+        px = rgba.astype(np.float64)
+        px[..., :3] *= px[..., 3:4] / 255.0
+        across, down = change_profiles(rgba)
+        np.testing.assert_allclose(across, np.abs(np.diff(px, axis=1)).sum(axis=(0, 2)))
+        np.testing.assert_allclose(down, np.abs(np.diff(px, axis=0)).sum(axis=(1, 2)))
+
+
+def test_translucent_jpeg_grid_is_still_found() -> None:
+    # The profiles of an image with transparency take the premultiplied path: a sprite
+    # under JPEG noise with a soft alpha must still be found on its grid.
+    sprite = hard_synthetic.pixel_grid(cell=8, jpeg_quality=70, seed=8)
+    rgba = np.array(sprite.image.convert("RGBA"))
+    rgba[..., 3] = 200
+    assert detect_grid(rgba) == Grid(8, 0, 0)
