@@ -79,23 +79,23 @@ END_TANGENT_REACH = 3
 #: First reach (points) tried for a segment.
 MIN_REACH = 8
 #: Reaches tried per run and round of the search.
-PROBES = 6
+PROBES = 10
 #: Reaches tried first for a later segment, as multiples of the previous segment's length
 #: (finest near 1, where the answer usually is).
-_AROUND = np.array([0.5, 0.7, 0.85, 1.0, 1.125, 1.25, 1.5, 2.0])
+_AROUND = np.array([0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.75, 2.0, 2.5])
 #: Fit attempts are padded to a multiple of this many points (see `_try`).
 _WIDTH_STEP = 8
 #: Batches of at least this many attempts are split by padded width.
 _SPLIT_ROWS = 2048
 #: Most reaches one run tries in one round of the search (`_AROUND` is the longest list).
-_PROBE_SLOTS = 8
+_PROBE_SLOTS = 14
 #: Any search step at least this long reaches every run's end; capping there keeps the
 #: doubling steps within int64 without changing a single probe.
 _STEP_CAP = 1 << 40
-#: Multiples of the step tried by a doubling round, and the sevenths of the bracket
+#: Multiples of the step tried by a doubling round, and the (PROBES + 1)ths of the bracket
 #: tried by a bisection round (both `PROBES` of them; the last repeats fill the slots).
 _DOUBLINGS = np.array([1 << min(k, PROBES - 1) for k in range(_PROBE_SLOTS)])
-_SEVENTHS = np.array([min(k, PROBES) for k in range(1, _PROBE_SLOTS + 1)])
+_SHARES = np.array([min(k, PROBES) for k in range(1, _PROBE_SLOTS + 1)])
 #: Sorts after every probe: marks an unused slot.
 _NO_PROBE = np.iinfo(np.int64).max
 #: `_AROUND` as Python floats, for the search's per-run path (`_round_few`).
@@ -107,6 +107,10 @@ _FEW_RUNS = 16
 ATTEMPT_BATCH = 32_768
 #: Clusters of corner candidates thinned between two ticks (`_thin_corners`).
 _CLUSTERS_PER_TICK = 64
+#: The power-form coefficients (a, b, c) of a cubic's first and second derivative,
+#: as multiples of its own (see `_newton`).
+_SLOPE = np.array([1.0, 2.0, 3.0])
+_BEND = np.array([2.0, 6.0])
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -827,10 +831,13 @@ def fit_runs(
     fits, and the next one leaves with the data's own tangent there. Greedy reach is
     optimal for covering a run with fewest pieces, given that a shorter piece fits
     whenever a longer one does (near enough for fitting). The reach is searched in
-    rounds (`_probes`): first the whole run, later segments reaches around the previous
-    segment's length, then doubling reaches while all fit, then `PROBES` evenly spaced
-    reaches between the last success and the first failure, until that bracket is
-    within an eighth of the reach. Every round tries all probes of all unfinished runs
+    rounds (`_probes`): first the whole run beside doubling reaches from `MIN_REACH`,
+    later segments reaches around the previous segment's length, then doubling reaches
+    while all fit, then `PROBES` evenly spaced reaches between the last success and the
+    first failure, until that bracket is within an eighth of the reach. Most rounds
+    try only a few runs, where a round costs its NumPy calls rather than its attempts,
+    so each tries many reaches (up to `_PROBE_SLOTS`) to settle a segment in about
+    one round. Every round tries all probes of all unfinished runs
     together (`_try`) and updates every run's search state with whole-array work, so
     the Python overhead is per round, not per run or attempt.
     O(segments × log(run length) / log(PROBES)) rounds, each attempt on at most
@@ -1059,7 +1066,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
             reaches = {min(i + max(1, round(length * f)), hi[k]) for f in _AROUND_FLOATS} - {i}
             step[k] = 2 * length + 1
         elif doubling[k] and step[k] == 0:
-            reaches = {last[k]}
+            reaches = {last[k]} | {min(i + (MIN_REACH << p), hi[k]) for p in range(PROBES)}
             step[k] = MIN_REACH << PROBES
         elif doubling[k]:
             reaches = {min(i + step[k] * (1 << p), hi[k]) for p in range(PROBES)}
@@ -1149,18 +1156,18 @@ def _probes(a: _Bracket) -> Ints:
     around = searching & (step < 0)
     reach = np.maximum(1, np.rint(-step[:, None] * _AROUND).astype(np.int64))
     c_around = np.minimum(i_ + reach, hi_)
-    # Doubling reaches (a first segment whose whole run did not fit goes to bisection).
-    double = searching & (step > 0)
-    c_double = np.minimum(i_ + step[:, None] * _DOUBLINGS, hi_)
+    # Doubling reaches (from `MIN_REACH` for a run's first segment, beside the whole run).
+    double = searching & (step >= 0)
+    c_double = np.minimum(i_ + np.where(step == 0, MIN_REACH, step)[:, None] * _DOUBLINGS, hi_)
     # Bisection: evenly spaced reaches inside the bracket.
-    c_bisect = lo_ + ((a.hi - a.lo + 1)[:, None] * _SEVENTHS) // (PROBES + 1)
+    c_bisect = lo_ + ((a.hi - a.lo + 1)[:, None] * _SHARES) // (PROBES + 1)
     cand = np.where(around[:, None], c_around, np.where(double[:, None], c_double, c_bisect))
     usable = np.where(around[:, None], (c_around != i_) & (c_around >= lo_), cand >= lo_)
     cand = np.where(usable, cand, _NO_PROBE)
-    # A run's first segment tries the whole run first.
+    # A run's first segment tries the whole run too (the doubling reaches' last slot
+    # repeats their longest).
     whole = searching & (step == 0)
-    cand[whole] = _NO_PROBE
-    cand[whole, 0] = a.last[whole]
+    cand[whole, -1] = a.last[whole]
     a.step[:] = np.where(
         around,
         1 - 2 * step,
@@ -1312,20 +1319,26 @@ def _cubic(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Least-squares tangent lengths per row (points `rel` (2, rows, points) relative
     to the start, parameters `u`; tangents and chords (2, rows)), the cubic's control
-    points and end (relative, (2, 3, rows)), and its largest and mean squared error."""
+    points and end (relative, (2, 3, rows)), and its largest and mean squared error.
+
+    The Bernstein weights are one (3, rows, points) array, so each sum over the points
+    (the 2x2 normal equations, their right-hand sides, the curve at every parameter)
+    is one `einsum` over all rows and both coordinates: the cost of a call is mostly
+    its NumPy calls (about 30), not its points."""
     v = 1.0 - u
-    b1 = 3.0 * u * v * v
-    b2 = 3.0 * u * u * v
-    b3 = u * u * u
-    b23 = b2 + b3
-    tmp = rel - b23 * chord[:, :, None]
-    c00 = np.einsum("ij,ij->i", b1, b1)
-    c11 = np.einsum("ij,ij->i", b2, b2)
-    c01 = np.einsum("ij,ij->i", b1, b2) * (t1[0] * t2[0] + t1[1] * t2[1])
-    proj = tmp * t1[:, :, None]
-    r0 = np.einsum("ij,ij->i", b1, proj[0] + proj[1])
-    proj = tmp * t2[:, :, None]
-    r1 = np.einsum("ij,ij->i", b2, proj[0] + proj[1])
+    basis = np.empty((3, *u.shape))
+    uv3 = 3.0 * u * v
+    np.multiply(uv3, v, out=basis[0])
+    np.multiply(uv3, u, out=basis[1])
+    np.multiply(u * u, u, out=basis[2])
+    tmp = rel - (basis[1] + basis[2]) * chord[:, :, None]
+    gram = np.einsum("kij,lij->kli", basis[:2], basis[:2])
+    c00, c11 = gram[0, 0], gram[1, 1]
+    c01 = gram[0, 1] * (t1[0] * t2[0] + t1[1] * t2[1])
+    # Sums of each weight times each coordinate: (weight, coordinate, row).
+    rhs = np.einsum("lij,kij->lki", basis[:2], tmp)
+    r0 = rhs[0, 0] * t1[0] + rhs[0, 1] * t1[1]
+    r1 = rhs[1, 0] * t2[0] + rhs[1, 1] * t2[1]
     det = c00 * c11 - c01 * c01
     seg_len = np.hypot(chord[0], chord[1])
     safe = np.abs(det) > 1e-12
@@ -1334,45 +1347,43 @@ def _cubic(
     a1 = np.where(safe, (r0 * c11 - r1 * c01) / sdet, third)
     a2 = np.where(safe, (c00 * r1 - c01 * r0) / sdet, third)
     eps = 1e-6 * np.maximum(seg_len, 1e-6)
-    sane = (a1 > eps) & (a2 > eps) & (a1 < 2 * seg_len) & (a2 < 2 * seg_len)
+    limit = 2 * seg_len
+    sane = (a1 > eps) & (a2 > eps) & (a1 < limit) & (a2 < limit)
     a1 = np.where(sane, a1, third)
     a2 = np.where(sane, a2, third)
-    c1 = a1 * t1
-    c2 = chord + a2 * t2
-    err = b1 * c1[:, :, None] + b2 * c2[:, :, None] + b3 * chord[:, :, None] - rel
-    err *= err
-    e2 = err[0] + err[1]
     bez = np.empty((2, 3, len(used)))
-    bez[:, 0], bez[:, 1], bez[:, 2] = c1, c2, chord
+    np.multiply(a1, t1, out=bez[:, 0])
+    np.multiply(a2, t2, out=bez[:, 1])
+    bez[:, 1] += chord
+    bez[:, 2] = chord
+    err = np.einsum("lij,kli->kij", basis, bez)
+    err -= rel
+    e2 = np.einsum("kij,kij->ij", err, err)
     return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / used
 
 
 def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One Newton step per point towards the curve parameter closest to it (points
     `rel` (2, rows, points) relative to the start; `bez` (2, 3, rows) the relative
-    control points and end)."""
-    v = 1.0 - u
-    w = u
-    # Bernstein weights and their derivatives' weights, shared by x and y.
-    w3 = 3 * w
-    b0 = w3 * v * v
-    b3 = w3 * w
-    b1 = b3 * v
-    cube = w**3
-    d0 = 3 * v * v
-    d1 = 6 * w * v
-    e0 = 6 * v
-    e1 = 6 * w
-    p1 = bez[:, 0, :, None]
-    p2 = bez[:, 1, :, None]
-    p3 = bez[:, 2, :, None]
-    q = b0 * p1 + b1 * p2 + cube * p3 - rel
-    q1 = d0 * p1 + d1 * (p2 - p1) + b3 * (p3 - p2)
-    q2 = e0 * (p2 - 2 * p1) + e1 * (p3 - 2 * p2 + p1)
-    grad = q * q1
-    curv = q1 * q1 + q * q2
-    num = grad[0] + grad[1]
-    den = curv[0] + curv[1]
+    control points and end). The cubic is taken in power form, B(u) = u (a + b u +
+    c u^2), so the curve and its two derivatives at every point are three `einsum`s
+    over the powers of u."""
+    p1, p2, p3 = bez[:, 0], bez[:, 1], bez[:, 2]
+    a = 3.0 * p1
+    b = 3.0 * p2 - 6.0 * p1
+    c = p3 - 3.0 * p2 + a
+    powers = np.empty((3, *u.shape))
+    powers[0] = 1.0
+    powers[1] = u
+    np.multiply(u, u, out=powers[2])
+    coef = np.stack([a, b, c], axis=1)  # (2, 3, rows)
+    q = np.einsum("pij,kpi->kij", powers, coef)
+    q *= u
+    q -= rel
+    q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE[:, None])
+    q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND[:, None])
+    num = np.einsum("kij,kij->ij", q, q1)
+    den = np.einsum("kij,kij->ij", q1, q1) + np.einsum("kij,kij->ij", q, q2)
     safe = np.abs(den) > 1e-12
     out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
     out[:, 0] = 0.0
