@@ -68,12 +68,8 @@ SPLIT_TANGENT_REACH = 3
 #: noise may touch the tolerance, a systematic offset may not. Half the tolerance (0.2
 #: px at the default 0.4) is about the scatter of the sub-pixel data points themselves
 #: on JPEG'd or hard-edged art; a quarter made the fit chase that scatter with extra
-#: segments (corpus median path segments 138 then, 115 now).
+#: segments (corpus median path segments 138, now 113).
 RMS_SHARE = 0.5
-#: Length of the mean error vector allowed, as a share of the tolerance: a piece lying
-#: to one side of its points all along (a systematic offset, which noise does not
-#: average out of) is refused at a quarter of the tolerance, as the RMS test did before.
-BIAS_SHARE = 0.25
 #: Most points a single fit attempt looks at.
 FIT_POINTS = 24
 #: Points next to a junction checked for lying behind it.
@@ -1271,21 +1267,16 @@ def _attempt(
     rel = data - p0[:, :, None]
     chord = p3 - p0
     rms2 = (RMS_SHARE * tol) ** 2
-    bias_max2 = (BIAS_SHARE * tol) ** 2
     tol2 = tol * tol
     # Line test (padding repeats the end point: distance 0).
     length2 = chord[0] ** 2 + chord[1] ** 2
     along = rel * chord[:, :, None]
     t = np.clip((along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None], 0, 1)
     off_line = rel - t * chord[:, :, None]
-    bias = np.add.reduce(off_line, axis=2)
-    bias2 = bias[0] ** 2 + bias[1] ** 2
     off_line *= off_line
     d2 = off_line[0] + off_line[1]
     line = (span <= 1) | (
-        (np.maximum.reduce(d2, axis=1) <= tol2)
-        & (np.add.reduce(d2, axis=1) <= rms2 * used)
-        & (bias2 <= bias_max2 * used * used)
+        (np.maximum.reduce(d2, axis=1) <= tol2) & (np.add.reduce(d2, axis=1) <= rms2 * used)
     )
     seg = np.repeat(p3.T[:, None], 3, axis=1)
     ok = line.copy()
@@ -1301,18 +1292,18 @@ def _attempt(
     u /= np.maximum(u[:, -1:], 1e-12)
     ch = chord[:, todo]
     cnt = used[todo]
-    bez, emax2, ems2, eb2 = _cubic(sub, u, t1, t2, ch, cnt)
-    tol2, rms2, bias_max2 = tol2[todo], rms2[todo], bias_max2[todo]
-    good = (emax2 <= tol2) & (ems2 <= rms2) & (eb2 <= bias_max2)
+    bez, emax2, ems2 = _cubic(sub, u, t1, t2, ch, cnt)
+    tol2, rms2 = tol2[todo], rms2[todo]
+    good = (emax2 <= tol2) & (ems2 <= rms2)
     for _ in range(NEWTON_STEPS):
         retry = ~good & (emax2 < NEWTON_RANGE**2 * tol2)
         if not retry.any():
             break
         r = np.nonzero(retry)[0]
         u2 = _newton(sub[:, r], bez[:, :, r], u[r])
-        b2, m2, s2, w2 = _cubic(sub[:, r], u2, t1[:, r], t2[:, r], ch[:, r], cnt[r])
-        u[r], bez[:, :, r], emax2[r], ems2[r], eb2[r] = u2, b2, m2, s2, w2
-        good = (emax2 <= tol2) & (ems2 <= rms2) & (eb2 <= bias_max2)
+        b2, m2, s2 = _cubic(sub[:, r], u2, t1[:, r], t2[:, r], ch[:, r], cnt[r])
+        u[r], bez[:, :, r], emax2[r], ems2[r] = u2, b2, m2, s2
+        good = (emax2 <= tol2) & (ems2 <= rms2)
     ok[todo] = good
     seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
     return ok, seg, line
@@ -1325,11 +1316,10 @@ def _cubic(
     t2: np.ndarray,
     chord: np.ndarray,
     used: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Least-squares tangent lengths per row (points `rel` (2, rows, points) relative
     to the start, parameters `u`; tangents and chords (2, rows)), the cubic's control
-    points and end (relative, (2, 3, rows)), its largest and mean squared error, and
-    its squared mean error (a systematic offset; noise averages out).
+    points and end (relative, (2, 3, rows)), and its largest and mean squared error.
 
     The Bernstein weights are one (3, rows, points) array, so each sum over the points
     (the 2x2 normal equations, their right-hand sides, the curve at every parameter)
@@ -1369,13 +1359,7 @@ def _cubic(
     err = np.einsum("lij,kli->kij", basis, bez)
     err -= rel
     e2 = np.einsum("kij,kij->ij", err, err)
-    mean = np.add.reduce(err, axis=2) / used
-    return (
-        bez,
-        np.maximum.reduce(e2, axis=1),
-        np.add.reduce(e2, axis=1) / used,
-        mean[0] ** 2 + mean[1] ** 2,
-    )
+    return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / used
 
 
 def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
