@@ -65,11 +65,8 @@ NEWTON_STEPS = 2
 #: Points either side used for the tangent where a run is split.
 SPLIT_TANGENT_REACH = 3
 #: Root-mean-square error allowed, as a share of the tolerance on the largest error:
-#: noise may touch the tolerance, a systematic offset may not. Half the tolerance (0.2
-#: px at the default 0.4) is about the scatter of the sub-pixel data points themselves
-#: on JPEG'd or hard-edged art; a quarter made the fit chase that scatter with extra
-#: segments (corpus median path segments 138, now 113).
-RMS_SHARE = 0.5
+#: noise may touch the tolerance, a systematic offset may not.
+RMS_SHARE = 0.25
 #: Most points a single fit attempt looks at.
 FIT_POINTS = 24
 #: Points next to a junction checked for lying behind it.
