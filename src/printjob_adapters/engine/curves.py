@@ -59,9 +59,12 @@ TINY_LOOP = 12
 #: Open edges this short (cracks) take every crack turn as a corner.
 TINY_OPEN = 4
 #: Newton reparametrisation is tried when the first error is within this many
-#: tolerances, for at most this many steps.
+#: tolerances, for at most this many steps. Four steps place the points' parameters
+#: well enough that a piece fits as far as its shape allows: corpus median path
+#: segments 138 with two steps, 130.5 with four (and each round of the search costs
+#: about the same, since fewer pieces need fewer rounds).
 NEWTON_RANGE = 6.0
-NEWTON_STEPS = 2
+NEWTON_STEPS = 4
 #: Points either side used for the tangent where a run is split.
 SPLIT_TANGENT_REACH = 3
 #: Root-mean-square error allowed, as a share of the tolerance on the largest error:
