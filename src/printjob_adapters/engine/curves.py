@@ -59,12 +59,10 @@ TINY_LOOP = 12
 #: Open edges this short (cracks) take every crack turn as a corner.
 TINY_OPEN = 4
 #: Newton reparametrisation is tried when the first error is within this many
-#: tolerances, for at most this many steps. Four steps place the points' parameters
-#: well enough that a piece fits as far as its shape allows: corpus median path
-#: segments 138 with two steps, 130.5 with four (and each round of the search costs
-#: about the same, since fewer pieces need fewer rounds).
+#: tolerances, for at most this many steps. (Four steps fit pieces a little further,
+#: corpus median path segments 130.5 instead of 138, for a fifth more fitting time.)
 NEWTON_RANGE = 6.0
-NEWTON_STEPS = 4
+NEWTON_STEPS = 2
 #: Points either side used for the tangent where a run is split.
 SPLIT_TANGENT_REACH = 3
 #: Root-mean-square error allowed, as a share of the tolerance on the largest error:
@@ -79,23 +77,23 @@ END_TANGENT_REACH = 3
 #: First reach (points) tried for a segment.
 MIN_REACH = 8
 #: Reaches tried per run and round of the search.
-PROBES = 10
+PROBES = 6
 #: Reaches tried first for a later segment, as multiples of the previous segment's length
 #: (finest near 1, where the answer usually is).
-_AROUND = np.array([0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.75, 2.0, 2.5])
+_AROUND = np.array([0.5, 0.7, 0.85, 1.0, 1.125, 1.25, 1.5, 2.0])
 #: Fit attempts are padded to a multiple of this many points (see `_try`).
 _WIDTH_STEP = 8
 #: Batches of at least this many attempts are split by padded width.
 _SPLIT_ROWS = 2048
 #: Most reaches one run tries in one round of the search (`_AROUND` is the longest list).
-_PROBE_SLOTS = 14
+_PROBE_SLOTS = 8
 #: Any search step at least this long reaches every run's end; capping there keeps the
 #: doubling steps within int64 without changing a single probe.
 _STEP_CAP = 1 << 40
-#: Multiples of the step tried by a doubling round, and the (PROBES + 1)ths of the bracket
+#: Multiples of the step tried by a doubling round, and the sevenths of the bracket
 #: tried by a bisection round (both `PROBES` of them; the last repeats fill the slots).
 _DOUBLINGS = np.array([1 << min(k, PROBES - 1) for k in range(_PROBE_SLOTS)])
-_SHARES = np.array([min(k, PROBES) for k in range(1, _PROBE_SLOTS + 1)])
+_SEVENTHS = np.array([min(k, PROBES) for k in range(1, _PROBE_SLOTS + 1)])
 #: Sorts after every probe: marks an unused slot.
 _NO_PROBE = np.iinfo(np.int64).max
 #: `_AROUND` as Python floats, for the search's per-run path (`_round_few`).
@@ -831,13 +829,10 @@ def fit_runs(
     fits, and the next one leaves with the data's own tangent there. Greedy reach is
     optimal for covering a run with fewest pieces, given that a shorter piece fits
     whenever a longer one does (near enough for fitting). The reach is searched in
-    rounds (`_probes`): first the whole run beside doubling reaches from `MIN_REACH`,
-    later segments reaches around the previous segment's length, then doubling reaches
-    while all fit, then `PROBES` evenly spaced reaches between the last success and the
-    first failure, until that bracket is within an eighth of the reach. Most rounds
-    try only a few runs, where a round costs its NumPy calls rather than its attempts,
-    so each tries many reaches (up to `_PROBE_SLOTS`) to settle a segment in about
-    one round. Every round tries all probes of all unfinished runs
+    rounds (`_probes`): first the whole run, later segments reaches around the previous
+    segment's length, then doubling reaches while all fit, then `PROBES` evenly spaced
+    reaches between the last success and the first failure, until that bracket is
+    within an eighth of the reach. Every round tries all probes of all unfinished runs
     together (`_try`) and updates every run's search state with whole-array work, so
     the Python overhead is per round, not per run or attempt.
     O(segments × log(run length) / log(PROBES)) rounds, each attempt on at most
@@ -1066,7 +1061,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
             reaches = {min(i + max(1, round(length * f)), hi[k]) for f in _AROUND_FLOATS} - {i}
             step[k] = 2 * length + 1
         elif doubling[k] and step[k] == 0:
-            reaches = {last[k]} | {min(i + (MIN_REACH << p), hi[k]) for p in range(PROBES)}
+            reaches = {last[k]}
             step[k] = MIN_REACH << PROBES
         elif doubling[k]:
             reaches = {min(i + step[k] * (1 << p), hi[k]) for p in range(PROBES)}
@@ -1156,18 +1151,18 @@ def _probes(a: _Bracket) -> Ints:
     around = searching & (step < 0)
     reach = np.maximum(1, np.rint(-step[:, None] * _AROUND).astype(np.int64))
     c_around = np.minimum(i_ + reach, hi_)
-    # Doubling reaches (from `MIN_REACH` for a run's first segment, beside the whole run).
-    double = searching & (step >= 0)
-    c_double = np.minimum(i_ + np.where(step == 0, MIN_REACH, step)[:, None] * _DOUBLINGS, hi_)
+    # Doubling reaches (a first segment whose whole run did not fit goes to bisection).
+    double = searching & (step > 0)
+    c_double = np.minimum(i_ + step[:, None] * _DOUBLINGS, hi_)
     # Bisection: evenly spaced reaches inside the bracket.
-    c_bisect = lo_ + ((a.hi - a.lo + 1)[:, None] * _SHARES) // (PROBES + 1)
+    c_bisect = lo_ + ((a.hi - a.lo + 1)[:, None] * _SEVENTHS) // (PROBES + 1)
     cand = np.where(around[:, None], c_around, np.where(double[:, None], c_double, c_bisect))
     usable = np.where(around[:, None], (c_around != i_) & (c_around >= lo_), cand >= lo_)
     cand = np.where(usable, cand, _NO_PROBE)
-    # A run's first segment tries the whole run too (the doubling reaches' last slot
-    # repeats their longest).
+    # A run's first segment tries the whole run first.
     whole = searching & (step == 0)
-    cand[whole, -1] = a.last[whole]
+    cand[whole] = _NO_PROBE
+    cand[whole, 0] = a.last[whole]
     a.step[:] = np.where(
         around,
         1 - 2 * step,
