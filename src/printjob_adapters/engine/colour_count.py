@@ -48,7 +48,7 @@ BAND_REACH = 0.4 * BAND_STEP
 #: Share of the flat pixels that may still be further than `BAND_REACH` from every colour.
 BAND_LEFT = 0.0002
 #: Mean CIEDE2000 of a photo's pixels to their colours at which its palette is faithful.
-PHOTO_FIDELITY = 3.0
+PHOTO_FIDELITY = 2.7
 #: The automatic count never goes beyond this (photos).
 AUTO_MAX = 256
 #: Nor beyond this for clean shaded art: 64 bands of `BAND_STEP` span any one gradient (a
@@ -68,6 +68,14 @@ TWO_TONE_FLAT_MIDTONES = 0.05
 #: principal axis) at most this share of its length (first axis). Noise makes it 0.03 to
 #: 0.1 thick; a noisy two-axis gradient is 0.8.
 TWO_TONE_THINNESS = 0.2
+#: ...and round across it: noise scatters ink and paper alike in every direction, so the
+#: cloud's second axis is at most this many times its third (standard deviations; 1.0 to
+#: 1.3 on speckled stamps). A photo whose colours run mostly along one line (a stained
+#: tissue sample: brown and blue on white) is still wide along a second colour axis (7).
+TWO_TONE_ROUND = 2.5
+#: Variance (sRGB units squared) below which the cloud counts as round across the line
+#: whatever its shape: a clean or greyscale two-tone image has no width there at all.
+TWO_TONE_FLAT_ACROSS = 4.0
 #: Each end colour of a two-tone image is the mean of this outermost share of its side:
 #: the solid ink, not ink thinned by speckle and anti-aliasing.
 END_SHARE = 0.25
@@ -79,6 +87,20 @@ INK_SHARE = 0.3
 #: levels per pixel but hardly bends (0 to 1); sensor noise and JPEG blocks bend it by 2 or
 #: more.
 SMOOTH_ROUGHNESS = 1.5
+#: Each growth round adds this share of the colours so far.
+GROWTH = 0.5
+#: CIEDE2000 within which two colours of a photo's palette are near-equal: neighbouring
+#: colours of a grown palette lie 3 to 5 apart (`PHOTO_FIDELITY` is 3). A palette is a
+#: photo's (dense, `near_equal`) when most of its colours have such a neighbour.
+NEAR_EQUAL = 5.0
+#: Largest second difference (8-bit levels, any channel) along a ramp: a rendered gradient,
+#: however steep, bends by rounding only (0 to 1 level); an anti-aliased edge bends by
+#: half its contrast where it starts and ends.
+RAMP_BEND = 2
+#: At least this share of the opaque pixels on straight ramps (`ramp_pixels`) makes an
+#: image shaded: a gradient has most of its pixels there (0.6 on the own gradient
+#: backgrounds), flat art, photos and JPEG'd art at most 0.3 (noise rises and falls).
+RAMP_SHARE = 0.4
 #: Lloyd iterations after each growth step.
 _ITERATIONS = 4
 
@@ -146,7 +168,7 @@ def grow_palette(
         error = ciede2000(hist_lab, centres[idx])
         if faithful(error) or len(centres) >= cap:
             break
-        add = min(max(len(centres), 4), cap - len(centres))
+        add = min(max(int(GROWTH * len(centres)), 4), cap - len(centres))
         # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
         # Lloyd steps measure it.
         dist = np.linalg.norm(hist_lab - centres[idx], axis=1)
@@ -214,7 +236,9 @@ def two_tone(
     split in two (Otsu); each end colour is the mean of the outermost `END_SHARE` of its side, so
     speckle and anti-aliasing tints never pull the ink towards the paper. The image is
     two-tone when nearly every pixel lies within `mix` of the line between the two ends
-    (twice `mix`: speckle is not an exact mixture) and its mid-tones are hardly ever flat.
+    (twice `mix`: speckle is not an exact mixture), the cloud is as wide in one direction
+    across the line as in the other (noise, `TWO_TONE_ROUND`), and its mid-tones are hardly
+    ever flat.
     Cost: O(B log B) for B histogram bins.
     """
     weight = flat + edge
@@ -227,6 +251,8 @@ def two_tone(
     spread, axes = np.linalg.eigh(cov)
     if spread[1] > (TWO_TONE_THINNESS**2) * spread[2]:
         return None  # a colour plane (photo, 2-D gradient), not one line of mixtures
+    if spread[1] > max(TWO_TONE_ROUND**2 * max(float(spread[0]), 0.0), TWO_TONE_FLAT_ACROSS):
+        return None  # colours spread along a second axis too: a photo's hues, not noise
     axis = axes[:, -1]
     t = off @ axis
     order = np.argsort(t, kind="stable")
@@ -310,3 +336,58 @@ def roughness(rgba: npt.NDArray[np.uint8], step: int = 4) -> float:
         solid = rows[..., 3] == 255
         values = bend[solid[:, :-2] & solid[:, 1:-1] & solid[:, 2:]]
     return float(np.percentile(values, 75)) if len(values) else 0.0
+
+
+def near_equal(palette: FloatArray) -> npt.NDArray[np.bool_] | None:
+    """Which pairs of colours are near-equal (`NEAR_EQUAL`), as a (K, K) table, when the
+    palette is dense (a photo's grown palette: most colours have a near-equal neighbour);
+    None for a palette of a few distinct colours (flat art, a stamp, a scan), whose every
+    speck is noise or texture and whose edges are anti-aliasing between its colours.
+    Cost: O(K^2) for K colours (K <= 256)."""
+    k = len(palette)
+    if k < 3:
+        return None
+    lab = srgb_to_lab(np.asarray(palette, dtype=np.float64))
+    de = ciede2000(np.repeat(lab, k, axis=0), np.tile(lab, (k, 1))).reshape(k, k)
+    np.fill_diagonal(de, np.inf)
+    if float(np.median(de.min(axis=1))) > NEAR_EQUAL:
+        return None
+    near: npt.NDArray[np.bool_] = de <= NEAR_EQUAL
+    np.fill_diagonal(near, True)
+    return near
+
+
+def ramp_pixels(
+    rgba: npt.NDArray[np.uint8], opaque: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
+    """Pixels inside a straight colour ramp: along a row or a column, a run of five pixels
+    centred on it changes colour steadily (in every channel its four steps all rise or all
+    fall, and bend by at most `RAMP_BEND` levels), and it changes. A steep gradient's
+    pixels are never flat (their 5x5 spread is large), yet they are what its bands must
+    follow; an anti-aliased edge is no ramp (it bends where it leaves each colour), nor is
+    noise (its steps rise and fall). Cost: O(N) whole-array int16 differences.
+    """
+    out = np.zeros(opaque.shape, dtype=bool)
+    for axis in (0, 1):
+        # The run's axis first: rows of `rgb` are then runs of pixels along it.
+        rgb = np.moveaxis(rgba[..., :3], axis, 0).astype(np.int16)
+        n = rgb.shape[0]
+        if n < 5:
+            continue
+        step = rgb[1:] - rgb[:-1]  # step[i]: from pixel i to pixel i + 1
+        bend = np.abs(step[1:] - step[:-1]) <= RAMP_BEND  # bend[i]: at pixel i + 1
+        rising, falling = step >= 0, step <= 0
+        # The run of pixel j (2 <= j < n - 2): steps j - 2 .. j + 1, bends j - 2 .. j.
+        up = rising[:-3] & rising[1:-2] & rising[2:-1] & rising[3:]
+        down = falling[:-3] & falling[1:-2] & falling[2:-1] & falling[3:]
+        straight = bend[:-2] & bend[1:-1] & bend[2:]
+        moves = (step[1:-2] != 0) | (step[2:-1] != 0)
+        ramp = ((up | down) & straight).all(axis=-1) & moves.any(axis=-1)
+        np.moveaxis(out, axis, 0)[2:-2] |= ramp
+    out &= opaque
+    return out
+
+
+def mostly_ramps(ramp: npt.NDArray[np.bool_], opaque: npt.NDArray[np.bool_]) -> bool:
+    """Whether straight ramps cover at least `RAMP_SHARE` of the opaque pixels. O(N)."""
+    return int(np.count_nonzero(ramp)) >= RAMP_SHARE * int(np.count_nonzero(opaque))

@@ -139,7 +139,11 @@ def segment(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
         )
         labels = cleanup.majority_smooth(
-            labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7)
+            labels,
+            keep_every_colour=exact,
+            keep=keep,
+            tick=lambda: checkpoint(0.7),
+            palette=palette,
         )
         checkpoint(0.75)
         labels = cleanup.merge_specks(
