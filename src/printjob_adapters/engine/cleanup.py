@@ -437,7 +437,7 @@ def clean_speckles(
 
 
 #: Photo-like input (noise at least this, see `PixelMaps.noise`) gets the speck filter.
-PHOTO_NOISE = 8.0
+PHOTO_NOISE = colour_count.PHOTO_NOISE
 #: ... as does input with at least this many small components per 1000 pixels.
 BUSY_SMALL = 2.0
 #: Components smaller than this (pixels) are specks in photo-like input.
@@ -511,26 +511,27 @@ def merge_specks(
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
+    near: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Speck filter for photo-like input (what vtracer's filter_speckle does): every
     component under `max_size` pixels joins the neighbouring component whose colour is
-    nearest its mean colour. With a photo's dense palette (`colour_count.near_equal`) a
-    speck of more than `SPECK_TINY` pixels whose mean colour is over `SPECK_REACH` from that
-    neighbour's stays: it is detail of its own (an eye, a crease), not a quantisation
-    speck; with a few distinct colours every speck joins, whatever its colour. Only applied
-    to photo-like input (`photo_like`), so flat art keeps its thin strokes, dots and small
-    text. A speck only joins a neighbour that is big, or bigger than itself (ties by id),
-    so two neighbouring specks never swap colours. With `keep_every_colour` (an exact count
-    was asked for) each colour's largest component stays, and components holding a pixel
-    of `keep` (strokes and dots, `detail.detail_mask`) stay. Cost: one `label_components`,
-    O(N); then per pass O(S) for the S pixels of components under `max_size` (listed
-    once; the list only shrinks) and O(n log n) for n components (`_merge`).
+    nearest its mean colour. Given a photo's dense palette (`near`, from
+    `colour_count.near_equal`) a speck of more than `SPECK_TINY` pixels whose mean colour
+    is over `SPECK_REACH` from that neighbour's stays: it is detail of its own (an eye,
+    a crease), not a quantisation speck; with a few distinct colours every speck joins,
+    whatever its colour. Only applied to photo-like input (`photo_like`), so flat art
+    keeps its thin strokes, dots and small text. A speck only joins a neighbour that is
+    big, or bigger than itself (ties by id), so two neighbouring specks never swap
+    colours. With `keep_every_colour` (an exact count was asked for) each colour's largest
+    component stays, and components holding a pixel of `keep` (strokes and dots,
+    `detail.detail_mask`) stay. Cost: one `label_components`, O(N); then per pass O(S)
+    for the S pixels of components under `max_size` (listed once; the list only shrinks)
+    and O(n log n) for n components (`_merge`).
     """
     comps = label_components(labels)
     flat_rgb = pixel_rows(rgb)
     kept_base = _kept_base(comps, keep)
-    dense = colour_count.near_equal(palette) is not None
-    palette_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64)) if dense else None
+    palette_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64)) if near is not None else None
     pixels: _Pixels | None = None
     for _ in range(passes):
         if tick is not None:
@@ -615,20 +616,19 @@ def majority_smooth(
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
-    palette: npt.NDArray[np.floating[Any]] | None = None,
+    near: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Mode filter for photo-like input: a pixel takes the label most common in its 3x3
     window when that label outnumbers its own, so the ragged boundaries between the
     near-equal colours of a photo's quantised gradients straighten out (far fewer
-    corners and segments to trace). Given a dense `palette` (`colour_count.near_equal`: a
-    photo's), a pixel only ever takes a near-equal colour: the border between colours visibly apart
-    (a face's contour, an eye's rim) is the photo's own, and moving it by a pixel is an
-    error of the full difference. With `keep_every_colour` a colour it would wipe
-    out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
+    corners and segments to trace). Given a photo's dense palette (`near`, from
+    `colour_count.near_equal`), a pixel only ever takes a near-equal colour: the border
+    between colours visibly apart (a face's contour, an eye's rim) is the photo's own,
+    and moving it by a pixel is an error of the full difference. With `keep_every_colour`
+    a colour it would wipe out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
     `detail.detail_mask`) keep theirs: the filter would thin 1-px strokes away. Only for
     photo-like input (`photo_like`). `tick`, a cancel check, is called every
     `LABELS_PER_CHECK` labels. Cost: O(N K) uint8 window sums for K labels."""
-    near = colour_count.near_equal(palette) if palette is not None else None
     out = labels
     for _ in range(passes):
         smoothed = _majority(out, tick)

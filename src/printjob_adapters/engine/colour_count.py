@@ -87,20 +87,18 @@ INK_SHARE = 0.3
 #: levels per pixel but hardly bends (0 to 1); sensor noise and JPEG blocks bend it by 2 or
 #: more.
 SMOOTH_ROUGHNESS = 1.5
-#: Each growth round adds this share of the colours so far.
-GROWTH = 0.5
+#: A photo's palette grows by this share of its colours per round: doubling overshoots or
+#: undershoots `PHOTO_FIDELITY` by a factor of two (24 colours at 3.9, 48 at 3.6, 96 at 3.4
+#: on `mpl-grace-hopper`).
+PHOTO_GROWTH = 0.5
+#: A photo's noise (`quantise.PixelMaps.noise`) is at least this (9 to 16 on the photos of
+#: both sets; a gradient background 1 to 6): only there does the clean-up keep colours
+#: visibly apart (`near_equal`).
+PHOTO_NOISE = 8.0
 #: CIEDE2000 within which two colours of a photo's palette are near-equal: neighbouring
 #: colours of a grown palette lie 3 to 5 apart (`PHOTO_FIDELITY` is 3). A palette is a
 #: photo's (dense, `near_equal`) when most of its colours have such a neighbour.
 NEAR_EQUAL = 5.0
-#: Largest second difference (8-bit levels, any channel) along a ramp: a rendered gradient,
-#: however steep, bends by rounding only (0 to 1 level); an anti-aliased edge bends by
-#: half its contrast where it starts and ends.
-RAMP_BEND = 2
-#: At least this share of the opaque pixels on straight ramps (`ramp_pixels`) makes an
-#: image shaded: a gradient has most of its pixels there (0.6 on the own gradient
-#: backgrounds), flat art, photos and JPEG'd art at most 0.3 (noise rises and falls).
-RAMP_SHARE = 0.4
 #: Lloyd iterations after each growth step.
 _ITERATIONS = 4
 
@@ -150,13 +148,15 @@ def grow_palette(
     faithful: Callable[[FloatArray], bool],
     cap: int = AUTO_MAX,
     tick: Callable[[], None] | None = None,
+    growth: float = 1.0,
 ) -> FloatArray:
     """Add colours to `seeds` (sRGB; the first `fixed` never move) until `faithful(errors)`
     holds for the CIEDE2000 error of every histogram bin, or `cap` colours. `tick`, a
     cancel check, is called every `SEEDS_PER_CHECK` seeds and every Lloyd iteration.
 
-    Each round doubles the count: new colours go where the weighted error is largest
-    (farthest-point seeding, so two new colours never land side by side), then a few
+    Each round adds `growth` times the count (doubling it by default): new colours go
+    where the weighted error is largest (farthest-point seeding, so two new colours never
+    land side by side), then a few
     weighted Lloyd iterations in CIELAB move the free colours. Cost: O(log cap) rounds of
     O(iterations * B log K) for B bins, plus O(K B) for the seeding.
     """
@@ -168,7 +168,7 @@ def grow_palette(
         error = ciede2000(hist_lab, centres[idx])
         if faithful(error) or len(centres) >= cap:
             break
-        add = min(max(int(GROWTH * len(centres)), 4), cap - len(centres))
+        add = min(max(int(growth * len(centres)), 4), cap - len(centres))
         # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
         # Lloyd steps measure it.
         dist = np.linalg.norm(hist_lab - centres[idx], axis=1)
@@ -355,39 +355,3 @@ def near_equal(palette: FloatArray) -> npt.NDArray[np.bool_] | None:
     near: npt.NDArray[np.bool_] = de <= NEAR_EQUAL
     np.fill_diagonal(near, True)
     return near
-
-
-def ramp_pixels(
-    rgba: npt.NDArray[np.uint8], opaque: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.bool_]:
-    """Pixels inside a straight colour ramp: along a row or a column, a run of five pixels
-    centred on it changes colour steadily (in every channel its four steps all rise or all
-    fall, and bend by at most `RAMP_BEND` levels), and it changes. A steep gradient's
-    pixels are never flat (their 5x5 spread is large), yet they are what its bands must
-    follow; an anti-aliased edge is no ramp (it bends where it leaves each colour), nor is
-    noise (its steps rise and fall). Cost: O(N) whole-array int16 differences.
-    """
-    out = np.zeros(opaque.shape, dtype=bool)
-    for axis in (0, 1):
-        # The run's axis first: rows of `rgb` are then runs of pixels along it.
-        rgb = np.moveaxis(rgba[..., :3], axis, 0).astype(np.int16)
-        n = rgb.shape[0]
-        if n < 5:
-            continue
-        step = rgb[1:] - rgb[:-1]  # step[i]: from pixel i to pixel i + 1
-        bend = np.abs(step[1:] - step[:-1]) <= RAMP_BEND  # bend[i]: at pixel i + 1
-        rising, falling = step >= 0, step <= 0
-        # The run of pixel j (2 <= j < n - 2): steps j - 2 .. j + 1, bends j - 2 .. j.
-        up = rising[:-3] & rising[1:-2] & rising[2:-1] & rising[3:]
-        down = falling[:-3] & falling[1:-2] & falling[2:-1] & falling[3:]
-        straight = bend[:-2] & bend[1:-1] & bend[2:]
-        moves = (step[1:-2] != 0) | (step[2:-1] != 0)
-        ramp = ((up | down) & straight).all(axis=-1) & moves.any(axis=-1)
-        np.moveaxis(out, axis, 0)[2:-2] |= ramp
-    out &= opaque
-    return out
-
-
-def mostly_ramps(ramp: npt.NDArray[np.bool_], opaque: npt.NDArray[np.bool_]) -> bool:
-    """Whether straight ramps cover at least `RAMP_SHARE` of the opaque pixels. O(N)."""
-    return int(np.count_nonzero(ramp)) >= RAMP_SHARE * int(np.count_nonzero(opaque))

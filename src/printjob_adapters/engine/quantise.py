@@ -570,12 +570,6 @@ def find_palette(
     total = float(hist.flat.sum() + hist.edge.sum())
     off = colour_count.off_palette_share(hist.rgb, hist.lab, hist.flat, total, palette, tol.rgb)
     shaded = off >= colour_count.SHADED_SHARE
-    ramp: BoolArray | None = None
-    if not explained and not shaded and colors is None:
-        # Straight ramps over much of the image: a gradient, even where its pixels are too
-        # steep to be flat (and so not counted off the palette above).
-        ramp = colour_count.ramp_pixels(rgb, maps.opaque)
-        shaded = colour_count.mostly_ramps(ramp, maps.opaque)
     if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
         # Speckled ink on paper: its two colours, whether counted or asked for (the paper's
         # grain and uneven light may have passed for flat colours of their own).
@@ -590,14 +584,8 @@ def find_palette(
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors, tick=tick)
     if shaded:
-        rough = colour_count.roughness(rgb)
-        if rough < colour_count.SMOOTH_ROUGHNESS:
-            if ramp is None:
-                ramp = colour_count.ramp_pixels(rgb, maps.opaque)
-            if colours is None:
-                colours = distinct_colours(rgb, maps)
-            place = hist.flat + _bin_counts(colours, maps.opaque, ramp & ~maps.flat)
-            return _band_palette(hist, palette, place, tick)
+        if colour_count.roughness(rgb) < colour_count.SMOOTH_ROUGHNESS:
+            return _band_palette(hist, palette, tick)
         return _photo_palette(hist, palette, tick)
     # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it
     # faithfully.
@@ -610,33 +598,20 @@ def find_palette(
     return refined
 
 
-def _bin_counts(colours: Colours, opaque: BoolArray, pixels: BoolArray) -> FloatArray:
-    """How many of `pixels` (opaque ones) fall in each bin of `colour_histogram`: the same
-    bins in the same order. Cost: O(N) plus O(U log U) for the U distinct colours."""
-    index = colours.per_pixel(pixels.shape, opaque)[pixels & opaque]
-    per_colour = np.bincount(index, minlength=len(colours.rgb))
-    q = colours.rgb >> _SHIFT
-    _, inv = np.unique((q[:, 0] << (2 * _BITS)) | (q[:, 1] << _BITS) | q[:, 2], return_inverse=True)
-    out: FloatArray = np.bincount(inv, per_colour, minlength=int(inv.max(initial=-1)) + 1).astype(
-        np.float64
-    )
-    return out
-
-
 def _band_palette(
-    hist: Histogram, palette: FloatArray, place: FloatArray, tick: Callable[[], None] = _no_tick
+    hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
 ) -> FloatArray:
     """Smooth shading (a gradient, shaded art): the flat colours stay exactly and band
-    colours are added, placed by `place` (flat and ramp pixels per bin: edge pixels of clean
-    art are anti-aliasing between two colours, and a colour placed on them would eat thin
-    outlines; a steep gradient has ramp pixels only), until each of those is within
-    `colour_count.BAND_REACH` of a colour. Cost: `colour_count.grow_palette`."""
+    colours are added until every flat pixel is within `colour_count.BAND_REACH` of a
+    colour. Only flat pixels place them: edge pixels of clean art are anti-aliasing between
+    two colours, and a colour placed on them would eat thin outlines.
+    Cost: `colour_count.grow_palette`."""
     return colour_count.grow_palette(
         hist.lab,
-        place,
+        hist.flat,
         palette,
         len(palette),
-        colour_count.band_faithful(place),
+        colour_count.band_faithful(hist.flat),
         max(colour_count.SHADED_MAX, len(palette)),
         tick,
     )
@@ -649,7 +624,9 @@ def _photo_palette(
     fidelity needs. Cost: `colour_count.grow_palette`."""
     weight = hist.flat + 0.25 * hist.edge
     photo = colour_count.photo_faithful(hist.flat + hist.edge)
-    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo, tick=tick)
+    return colour_count.grow_palette(
+        hist.lab, weight, palette, 0, photo, tick=tick, growth=colour_count.PHOTO_GROWTH
+    )
 
 
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
@@ -806,8 +783,9 @@ def assign(
         pure = np.zeros((h, w), dtype=bool)
         pure[maps.opaque] = colours.spread(upure)
 
-    if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE and (
-        len(palette) > TABLE_COLOURS or colour_count.near_equal(palette) is not None
+    noise = max(maps.noise, maps.grain)
+    if (noise >= colour_count.CLEAN_NOISE and len(palette) > TABLE_COLOURS) or (
+        noise >= colour_count.PHOTO_NOISE and colour_count.near_equal(palette) is not None
     ):
         # A photo's many near-equal colours (`colour_count`): its edges are texture, not
         # anti-aliasing between flat colours, and the nearest colour is the faithful one.

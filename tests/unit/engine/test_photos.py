@@ -119,9 +119,9 @@ def test_the_mode_filter_moves_pixels_between_near_equal_colours_only() -> None:
     labels = np.zeros((9, 9), dtype=np.int32)
     labels[4, 4] = 3
     labels[2, 2] = 1
-    out = cleanup.majority_smooth(labels, palette=palette)
+    out = cleanup.majority_smooth(labels, near=colour_count.near_equal(palette))
     assert out[4, 4] == 3
     assert out[2, 2] == 0
-    # Without the palette the filter is as before: both go.
+    # Without the table (flat art, gradients) the filter is as before: both go.
     plain = cleanup.majority_smooth(labels)
     assert plain[4, 4] == 0 and plain[2, 2] == 0
