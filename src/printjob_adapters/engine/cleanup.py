@@ -16,8 +16,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import graphs
-from printjob_adapters.engine.colour import srgb_to_lab
+from printjob_adapters.engine import colour_count, graphs
+from printjob_adapters.engine.colour import ciede2000, srgb_to_lab
 from printjob_adapters.engine.quantise import (
     RINGING_REACH,
     pixel_rows,
@@ -436,7 +436,7 @@ def clean_speckles(
 
 
 #: Photo-like input (noise at least this, see `PixelMaps.noise`) gets the speck filter.
-PHOTO_NOISE = 8.0
+PHOTO_NOISE = colour_count.PHOTO_NOISE
 #: ... as does input with at least this many small components per 1000 pixels.
 BUSY_SMALL = 2.0
 #: Components smaller than this (pixels) are specks in photo-like input.
@@ -450,6 +450,13 @@ LABELS_PER_CHECK = 16
 SPECK_MIN_PIXELS = 64 * 64
 #: Merge rounds of the speck filter (a speck merged into a speck grows each round).
 SPECK_PASSES = 4
+#: A speck of a photo whose mean colour is further than this (CIEDE2000) from every
+#: neighbour is detail (a pupil, a catch light, a dark crease), not noise, and stays: twice
+#: `colour_count.NEAR_EQUAL`, as a speck's mean carries its own noise and anti-aliasing.
+SPECK_REACH = 2.0 * colour_count.NEAR_EQUAL
+#: Specks of at most this many pixels merge whatever their colour: one or two pixels are
+#: too few to tell detail from noise, and trace as a path each.
+SPECK_TINY = 2
 
 
 def photo_like(
@@ -503,21 +510,27 @@ def merge_specks(
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
+    near: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Speck filter for photo-like input (what vtracer's filter_speckle does): every
     component under `max_size` pixels joins the neighbouring component whose colour is
-    nearest its mean colour, whatever its own colour. Only applied to photo-like input
-    (`photo_like`), so flat art keeps its thin strokes, dots and small text. A speck
-    only joins a neighbour that is big, or bigger than itself (ties by id), so two
-    neighbouring specks never swap colours. With `keep_every_colour` (an exact count
-    was asked for) each colour's largest component stays, and components holding a pixel
-    of `keep` (strokes and dots, `detail.detail_mask`) stay. Cost: one `label_components`,
-    O(N); then per pass O(S) for the S pixels of components under `max_size` (listed
-    once; the list only shrinks) and O(n log n) for n components (`_merge`).
+    nearest its mean colour. Given a photo's dense palette (`near`, from
+    `colour_count.near_equal`) a speck of more than `SPECK_TINY` pixels whose mean colour
+    is over `SPECK_REACH` from that neighbour's stays: it is detail of its own (an eye,
+    a crease), not a quantisation speck; with a few distinct colours every speck joins,
+    whatever its colour. Only applied to photo-like input (`photo_like`), so flat art
+    keeps its thin strokes, dots and small text. A speck only joins a neighbour that is
+    big, or bigger than itself (ties by id), so two neighbouring specks never swap
+    colours. With `keep_every_colour` (an exact count was asked for) each colour's largest
+    component stays, and components holding a pixel of `keep` (strokes and dots,
+    `detail.detail_mask`) stay. Cost: one `label_components`, O(N); then per pass O(S)
+    for the S pixels of components under `max_size` (listed once; the list only shrinks)
+    and O(n log n) for n components (`_merge`).
     """
     comps = label_components(labels)
     flat_rgb = pixel_rows(rgb)
     kept_base = _kept_base(comps, keep)
+    palette_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64)) if near is not None else None
     pixels: _Pixels | None = None
     for _ in range(passes):
         if tick is not None:
@@ -559,6 +572,9 @@ def merge_specks(
         d = (off * off).sum(axis=1)
         # Pairs are sorted by (c, g), so ties in d go to the smaller id g.
         best, _ = _two_nearest(c, d, second=False)
+        if palette_lab is not None:
+            apart = ciede2000(srgb_to_lab(mean[c[best]]), palette_lab[comp_label[g[best]]])
+            best = best[(apart <= SPECK_REACH) | (size[c[best]] <= SPECK_TINY)]
         new_label = comp_label.copy()
         new_label[c[best]] = comp_label[g[best]]
         comps = _merge(comps, new_label, pixels)
@@ -599,18 +615,25 @@ def majority_smooth(
     keep_every_colour: bool = False,
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
+    near: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Mode filter for photo-like input: a pixel takes the label most common in its 3x3
     window when that label outnumbers its own, so the ragged boundaries between the
     near-equal colours of a photo's quantised gradients straighten out (far fewer
-    corners and segments to trace). With `keep_every_colour` a colour it would wipe
-    out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
+    corners and segments to trace). Given a photo's dense palette (`near`, from
+    `colour_count.near_equal`), a pixel only ever takes a near-equal colour: the border
+    between colours visibly apart (a face's contour, an eye's rim) is the photo's own,
+    and moving it by a pixel is an error of the full difference. With `keep_every_colour`
+    a colour it would wipe out entirely keeps its pixels, and pixels of `keep` (strokes and dots,
     `detail.detail_mask`) keep theirs: the filter would thin 1-px strokes away. Only for
     photo-like input (`photo_like`). `tick`, a cancel check, is called every
     `LABELS_PER_CHECK` labels. Cost: O(N K) uint8 window sums for K labels."""
     out = labels
     for _ in range(passes):
-        out = _majority(out, tick)
+        smoothed = _majority(out, tick)
+        if near is not None:
+            smoothed = np.where(near[out, smoothed], smoothed, out).astype(np.int32)
+        out = smoothed
         if keep is not None:
             out = np.where(keep, labels, out).astype(np.int32)
     if keep_every_colour:

@@ -48,7 +48,7 @@ BAND_REACH = 0.4 * BAND_STEP
 #: Share of the flat pixels that may still be further than `BAND_REACH` from every colour.
 BAND_LEFT = 0.0002
 #: Mean CIEDE2000 of a photo's pixels to their colours at which its palette is faithful.
-PHOTO_FIDELITY = 3.0
+PHOTO_FIDELITY = 2.7
 #: The automatic count never goes beyond this (photos).
 AUTO_MAX = 256
 #: Nor beyond this for clean shaded art: 64 bands of `BAND_STEP` span any one gradient (a
@@ -68,6 +68,14 @@ TWO_TONE_FLAT_MIDTONES = 0.05
 #: principal axis) at most this share of its length (first axis). Noise makes it 0.03 to
 #: 0.1 thick; a noisy two-axis gradient is 0.8.
 TWO_TONE_THINNESS = 0.2
+#: ...and round across it: noise scatters ink and paper alike in every direction, so the
+#: cloud's second axis is at most this many times its third (standard deviations; 1.0 to
+#: 1.3 on speckled stamps). A photo whose colours run mostly along one line (a stained
+#: tissue sample: brown and blue on white) is still wide along a second colour axis (7).
+TWO_TONE_ROUND = 2.5
+#: Variance (sRGB units squared) below which the cloud counts as round across the line
+#: whatever its shape: a clean or greyscale two-tone image has no width there at all.
+TWO_TONE_FLAT_ACROSS = 4.0
 #: Each end colour of a two-tone image is the mean of this outermost share of its side:
 #: the solid ink, not ink thinned by speckle and anti-aliasing.
 END_SHARE = 0.25
@@ -79,6 +87,18 @@ INK_SHARE = 0.3
 #: levels per pixel but hardly bends (0 to 1); sensor noise and JPEG blocks bend it by 2 or
 #: more.
 SMOOTH_ROUGHNESS = 1.5
+#: A photo's palette grows by this share of its colours per round: doubling overshoots or
+#: undershoots `PHOTO_FIDELITY` by a factor of two (24 colours at 3.9, 48 at 3.6, 96 at 3.4
+#: on `mpl-grace-hopper`).
+PHOTO_GROWTH = 0.5
+#: A photo's noise (`quantise.PixelMaps.noise`) is at least this (9 to 16 on the photos of
+#: both sets; a gradient background 1 to 6): only there does the clean-up keep colours
+#: visibly apart (`near_equal`).
+PHOTO_NOISE = 8.0
+#: CIEDE2000 within which two colours of a photo's palette are near-equal: neighbouring
+#: colours of a grown palette lie 3 to 5 apart (`PHOTO_FIDELITY` is 3). A palette is a
+#: photo's (dense, `near_equal`) when most of its colours have such a neighbour.
+NEAR_EQUAL = 5.0
 #: Lloyd iterations after each growth step.
 _ITERATIONS = 4
 
@@ -128,13 +148,15 @@ def grow_palette(
     faithful: Callable[[FloatArray], bool],
     cap: int = AUTO_MAX,
     tick: Callable[[], None] | None = None,
+    growth: float = 1.0,
 ) -> FloatArray:
     """Add colours to `seeds` (sRGB; the first `fixed` never move) until `faithful(errors)`
     holds for the CIEDE2000 error of every histogram bin, or `cap` colours. `tick`, a
     cancel check, is called every `SEEDS_PER_CHECK` seeds and every Lloyd iteration.
 
-    Each round doubles the count: new colours go where the weighted error is largest
-    (farthest-point seeding, so two new colours never land side by side), then a few
+    Each round adds `growth` times the count (doubling it by default): new colours go
+    where the weighted error is largest (farthest-point seeding, so two new colours never
+    land side by side), then a few
     weighted Lloyd iterations in CIELAB move the free colours. Cost: O(log cap) rounds of
     O(iterations * B log K) for B bins, plus O(K B) for the seeding.
     """
@@ -146,7 +168,7 @@ def grow_palette(
         error = ciede2000(hist_lab, centres[idx])
         if faithful(error) or len(centres) >= cap:
             break
-        add = min(max(len(centres), 4), cap - len(centres))
+        add = min(max(int(growth * len(centres)), 4), cap - len(centres))
         # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
         # Lloyd steps measure it.
         dist = np.linalg.norm(hist_lab - centres[idx], axis=1)
@@ -214,7 +236,9 @@ def two_tone(
     split in two (Otsu); each end colour is the mean of the outermost `END_SHARE` of its side, so
     speckle and anti-aliasing tints never pull the ink towards the paper. The image is
     two-tone when nearly every pixel lies within `mix` of the line between the two ends
-    (twice `mix`: speckle is not an exact mixture) and its mid-tones are hardly ever flat.
+    (twice `mix`: speckle is not an exact mixture), the cloud is as wide in one direction
+    across the line as in the other (noise, `TWO_TONE_ROUND`), and its mid-tones are hardly
+    ever flat.
     Cost: O(B log B) for B histogram bins.
     """
     weight = flat + edge
@@ -227,6 +251,8 @@ def two_tone(
     spread, axes = np.linalg.eigh(cov)
     if spread[1] > (TWO_TONE_THINNESS**2) * spread[2]:
         return None  # a colour plane (photo, 2-D gradient), not one line of mixtures
+    if spread[1] > max(TWO_TONE_ROUND**2 * max(float(spread[0]), 0.0), TWO_TONE_FLAT_ACROSS):
+        return None  # colours spread along a second axis too: a photo's hues, not noise
     axis = axes[:, -1]
     t = off @ axis
     order = np.argsort(t, kind="stable")
@@ -310,3 +336,22 @@ def roughness(rgba: npt.NDArray[np.uint8], step: int = 4) -> float:
         solid = rows[..., 3] == 255
         values = bend[solid[:, :-2] & solid[:, 1:-1] & solid[:, 2:]]
     return float(np.percentile(values, 75)) if len(values) else 0.0
+
+
+def near_equal(palette: FloatArray) -> npt.NDArray[np.bool_] | None:
+    """Which pairs of colours are near-equal (`NEAR_EQUAL`), as a (K, K) table, when the
+    palette is dense (a photo's grown palette: most colours have a near-equal neighbour);
+    None for a palette of a few distinct colours (flat art, a stamp, a scan), whose every
+    speck is noise or texture and whose edges are anti-aliasing between its colours.
+    Cost: O(K^2) for K colours (K <= 256)."""
+    k = len(palette)
+    if k < 3:
+        return None
+    lab = srgb_to_lab(np.asarray(palette, dtype=np.float64))
+    de = ciede2000(np.repeat(lab, k, axis=0), np.tile(lab, (k, 1))).reshape(k, k)
+    np.fill_diagonal(de, np.inf)
+    if float(np.median(de.min(axis=1))) > NEAR_EQUAL:
+        return None
+    near: npt.NDArray[np.bool_] = de <= NEAR_EQUAL
+    np.fill_diagonal(near, True)
+    return near

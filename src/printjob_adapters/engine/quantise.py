@@ -580,7 +580,9 @@ def find_palette(
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors, tick=tick)
     if shaded:
-        return _shaded_palette(hist, palette, colour_count.roughness(rgb), tick)
+        if colour_count.roughness(rgb) < colour_count.SMOOTH_ROUGHNESS:
+            return _band_palette(hist, palette, tick)
+        return _photo_palette(hist, palette, tick)
     # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it
     # faithfully.
     w = hist.flat + hist.edge
@@ -592,28 +594,35 @@ def find_palette(
     return refined
 
 
-def _shaded_palette(
-    hist: Histogram, palette: FloatArray, rough: float, tick: Callable[[], None] = _no_tick
+def _band_palette(
+    hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
 ) -> FloatArray:
-    """Automatic colours for shaded art and photos (`colour_count`): smooth shading keeps
-    its flat colours exactly and gains band colours until gradients show no step; a photo's
-    colours all move, as many as its fidelity needs.
+    """Smooth shading (a gradient, shaded art): the flat colours stay exactly and band
+    colours are added until every flat pixel is within `colour_count.BAND_REACH` of a
+    colour. Only flat pixels place them: edge pixels of clean art are anti-aliasing between
+    two colours, and a colour placed on them would eat thin outlines.
     Cost: `colour_count.grow_palette`."""
-    if rough < colour_count.SMOOTH_ROUGHNESS:
-        # Only flat pixels place band colours: edge pixels of clean art are anti-aliasing
-        # between two colours, and a colour placed on them would eat thin outlines.
-        return colour_count.grow_palette(
-            hist.lab,
-            hist.flat,
-            palette,
-            len(palette),
-            colour_count.band_faithful(hist.flat),
-            max(colour_count.SHADED_MAX, len(palette)),
-            tick,
-        )
+    return colour_count.grow_palette(
+        hist.lab,
+        hist.flat,
+        palette,
+        len(palette),
+        colour_count.band_faithful(hist.flat),
+        max(colour_count.SHADED_MAX, len(palette)),
+        tick,
+    )
+
+
+def _photo_palette(
+    hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
+) -> FloatArray:
+    """Automatic colours for a photo (`colour_count`): its colours all move, as many as its
+    fidelity needs. Cost: `colour_count.grow_palette`."""
     weight = hist.flat + 0.25 * hist.edge
     photo = colour_count.photo_faithful(hist.flat + hist.edge)
-    return colour_count.grow_palette(hist.lab, weight, palette, 0, photo, tick=tick)
+    return colour_count.grow_palette(
+        hist.lab, weight, palette, 0, photo, tick=tick, growth=colour_count.PHOTO_GROWTH
+    )
 
 
 def reduce_palette(hist: Histogram, palette: FloatArray, k: int) -> FloatArray:
@@ -770,9 +779,12 @@ def assign(
         pure = np.zeros((h, w), dtype=bool)
         pure[maps.opaque] = colours.spread(upure)
 
-    if len(palette) > TABLE_COLOURS and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
-        # A photo's many colours (`colour_count`): its edges are texture, not anti-aliasing
-        # between flat colours, and the nearest colour is the faithful one.
+    noise = max(maps.noise, maps.grain)
+    if (noise >= colour_count.CLEAN_NOISE and len(palette) > TABLE_COLOURS) or (
+        noise >= colour_count.PHOTO_NOISE and colour_count.near_equal(palette) is not None
+    ):
+        # A photo's many near-equal colours (`colour_count`): its edges are texture, not
+        # anti-aliasing between flat colours, and the nearest colour is the faithful one.
         return labels
     _unmix_edges(labels, rgb, maps.opaque & ~maps.flat, maps.flat & pure, palette, tol, colours)
     return labels

@@ -36,7 +36,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, detail, illumination, quantise
+from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks
 from printjob_adapters.engine.options import Background
@@ -141,8 +141,10 @@ def segment(
         keep = detail.detail_mask(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
         )
+        # A photo: the filters keep its colours that are visibly apart.
+        near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
         labels = cleanup.majority_smooth(
-            labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7)
+            labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7), near=near
         )
         checkpoint(0.75)
         labels = cleanup.merge_specks(
@@ -152,6 +154,7 @@ def segment(
             keep_every_colour=exact,
             keep=keep,
             tick=lambda: checkpoint(0.75),
+            near=near,
         )
         used = None
     bridged = detail.bridge_corners(labels, rgb, palette, keep)
