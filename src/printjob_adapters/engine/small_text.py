@@ -1,0 +1,296 @@
+"""Small text: letters a few pixels high traced from their coverage, at `SCALE` times.
+
+A letter of 8-px type is drawn with strokes thinner than a pixel; its shape is in the
+anti-aliasing (how much of each pixel the ink covers), not in which pixels are ink. The
+label map can only say ink or paper per pixel, so its outline is a staircase of whole
+pixels, and a bowl, a crossbar or the gap between two letters is lost in it (an "e"
+becomes a bar, "rn" becomes "m"). A reader, and OCR, zooms the input smoothly and sees
+the ink where the zoomed coverage passes one half: that is the shape traced here.
+
+Stages (N pixels of the image, T of the text's bounding box; each whole-array):
+
+1. `find_letters`: the components of every colour but the most common one, kept when
+   letter-sized (3 to `MAX_HEIGHT` px high, and thin: nothing left after two erosions)
+   and lying on one paper colour. O(N · K) for K colours, skipped outright (O(N) for a
+   bincount) when no colour but the commonest covers few enough pixels to be text.
+2. `coverage`: each pixel of the letters and the two pixels around them as a mixture of its
+   letter's ink and paper colours, 0 (paper) to 1 (ink). O(T).
+3. `glyph_labels`: the coverage zoomed `SCALE` times (bicubic, as a viewer zooms) and
+   cut at one half: ink or nothing, per zoomed pixel. O(SCALE² · T).
+4. `overlay`: the letters become paper in the image's label map, and the zoomed ink is
+   traced on its own (the ordinary tracer, `vectorise`) and drawn over the art, scaled
+   back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
+
+Flat art without small text pays stage 1's bincount, or its component labelling when it
+has small shapes of a second colour; nothing else changes for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from PIL import Image
+
+from printjob_adapters.engine.vector import Layer, Outline, VectorArt
+
+if TYPE_CHECKING:
+    from printjob_adapters.engine.progress import Checkpoint
+    from printjob_adapters.engine.segmentation import Segmentation
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Zoom at which the letters are traced: the finest step of a glyph's outline is
+#: 1 / SCALE px, fine enough for the counters and joins of 8-px type.
+SCALE = 3
+#: Tallest component (pixels) taken for a letter, or a word of touching letters, of
+#: small type (9-px type with descenders is about 10 px high; 14 px leaves room).
+MAX_HEIGHT = 14
+#: Shortest letter: a dot or a 1-px rule is no letter (and is kept by `detail`).
+MIN_HEIGHT = 3
+#: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
+MIN_CONTRAST = 60.0
+#: Lowest coverage ever taken for ink when cutting the zoomed letters (`_cut`).
+LEAST_CUT = 0.2
+#: Largest share of the image one colour's letters may cover: more is a pattern, not text.
+MAX_INK_SHARE = 0.35
+
+
+@attrs.frozen(eq=False)
+class Letters:
+    """Small letters found in a label map: `component` (H, W) int32, 0 outside letters,
+    c + 1 inside letter component c; per component its `ink` and `paper` palette
+    indices and its bounding box rows/columns (`top`, `bottom`, `left`, `right`,
+    inclusive)."""
+
+    component: IntArray
+    ink: IntArray
+    paper: IntArray
+
+    @property
+    def count(self) -> int:
+        return len(self.ink)
+
+
+@attrs.frozen(eq=False)
+class Glyphs:
+    """The letters' ink at `SCALE` times: `labels` (palette index or -1) over the zoomed
+    box whose top-left input pixel is (`x0`, `y0`), and the `rgba` the tracer places
+    their edges from."""
+
+    labels: IntArray
+    rgba: npt.NDArray[np.uint8]
+    x0: int
+    y0: int
+
+
+def find_letters(labels: IntArray) -> Letters | None:
+    """Stage 1: components of small type, or None when the image has none (the cheap
+    case: no second colour is rare enough to be letters)."""
+    painted = labels[labels >= 0]
+    if painted.size == 0:
+        return None
+    counts = np.bincount(painted)
+    if len(counts) < 2:
+        return None
+    commonest = int(np.argmax(counts))
+    candidates = [
+        k
+        for k in np.flatnonzero(counts).tolist()
+        if k != commonest and counts[k] <= MAX_INK_SHARE * labels.size
+    ]
+    if not candidates:
+        return None
+    from scipy import ndimage  # only for images that may hold text
+
+    component = np.zeros(labels.shape, dtype=np.int32)
+    inks: list[int] = []
+    eight = np.ones((3, 3), dtype=bool)
+    for k in candidates:
+        mine = labels == k
+        found, n = ndimage.label(mine, structure=eight)
+        if n == 0:
+            continue
+        boxes = ndimage.find_objects(found)
+        # Thin: two erosions leave nothing of a stroke up to four pixels wide.
+        core = ndimage.binary_erosion(mine, iterations=2)
+        thick = np.bincount(found[core], minlength=n + 1)[1:] > 0
+        for index, box in enumerate(boxes):
+            if box is None or thick[index]:
+                continue
+            height = box[0].stop - box[0].start
+            if MIN_HEIGHT <= height <= MAX_HEIGHT:
+                inks.append(k)
+                component[box][found[box] == index + 1] = len(inks)
+    if not inks:
+        return None
+    paper = _paper(labels, component, len(inks))
+    ink = np.asarray(inks, dtype=np.int32)
+    usable = paper >= 0
+    if not usable.all():
+        keep = np.concatenate([[0], np.cumsum(usable).astype(np.int32)])
+        keep[1:][~usable] = 0
+        component = keep[component]
+        ink, paper = ink[usable], paper[usable]
+    if len(ink) == 0:
+        return None
+    return Letters(component=component, ink=ink, paper=paper)
+
+
+def _paper(labels: IntArray, component: IntArray, n: int) -> IntArray:
+    """The paper of each letter component: the colour of most of the pixels around it,
+    or -1 when less than three quarters of them agree (a letter over a pattern or on
+    the edge of two areas has no single paper). O(N)."""
+    from scipy import ndimage
+
+    around = ndimage.grey_dilation(component, size=(3, 3))
+    ring = (around > 0) & (component == 0) & (labels >= 0)
+    owner = around[ring] - 1
+    colour = labels[ring]
+    k = int(labels.max()) + 1
+    votes = np.bincount(owner * k + colour, minlength=n * k).reshape(n, k)
+    best = votes.argmax(axis=1).astype(np.int32)
+    total = votes.sum(axis=1)
+    agree = votes[np.arange(n), best] >= 0.75 * np.maximum(total, 1)
+    return np.where(agree & (total > 0), best, -1).astype(np.int32)
+
+
+def coverage(
+    rgb: npt.NDArray[np.uint8], palette: FloatArray, letters: Letters
+) -> tuple[FloatArray, IntArray]:
+    """Stage 2: ink coverage (0..1) of every pixel in the letters and two pixels around them (0
+    elsewhere), and which letter each such pixel belongs to (0: none). A pixel's colour
+    c = a·ink + (1 - a)·paper gives a as its projection on the paper→ink line."""
+    from scipy import ndimage
+
+    owner = ndimage.grey_dilation(letters.component, size=(5, 5))
+    near = owner > 0
+    ink = palette[letters.ink[owner[near] - 1]]
+    paper = palette[letters.paper[owner[near] - 1]]
+    span = ink - paper
+    along = ((rgb[near][:, :3].astype(np.float64) - paper) * span).sum(axis=1)
+    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    amount = np.zeros(letters.component.shape, dtype=np.float64)
+    amount[near] = np.clip(along / length, 0.0, 1.0)
+    strong = np.sqrt(length) >= MIN_CONTRAST
+    owner = np.where(near, owner, 0).astype(np.int32)
+    owner[near & ~strong[np.maximum(owner, 1) - 1]] = 0
+    amount[owner == 0] = 0.0
+    return amount, owner
+
+
+def glyph_labels(
+    amount: FloatArray, owner: IntArray, letters: Letters, palette: FloatArray
+) -> Glyphs | None:
+    """Stage 3: the ink at `SCALE` times over the letters' bounding box (one pixel of
+    margin), cut at half coverage; each zoomed pixel takes its letter's ink colour."""
+    rows = np.flatnonzero(owner.any(axis=1))
+    cols = np.flatnonzero(owner.any(axis=0))
+    if len(rows) == 0:
+        return None
+    y0, y1 = max(int(rows[0]) - 1, 0), min(int(rows[-1]) + 2, owner.shape[0])
+    x0, x1 = max(int(cols[0]) - 1, 0), min(int(cols[-1]) + 2, owner.shape[1])
+    box = amount[y0:y1, x0:x1].astype(np.float32)
+    size = ((x1 - x0) * SCALE, (y1 - y0) * SCALE)
+    zoomed = np.asarray(Image.fromarray(box, "F").resize(size, Image.Resampling.BICUBIC))
+    whose = np.repeat(np.repeat(owner[y0:y1, x0:x1], SCALE, axis=0), SCALE, axis=1)
+    inside = whose > 0
+    ink = (zoomed >= _cut(zoomed[inside])) & inside
+    if not ink.any():
+        return None
+    labels = np.where(ink, letters.ink[np.maximum(whose, 1) - 1], -1).astype(np.int32)
+    # Flat colours for the tracer's edge placement: the cut is the edge, to the zoomed
+    # pixel, so no sub-pixel shift should move it.
+    paper = letters.paper[np.maximum(whose, 1) - 1]
+    shown = np.where(ink, labels, paper)
+    rgba = np.empty((*labels.shape, 4), dtype=np.uint8)
+    rgba[..., :3] = np.clip(np.rint(palette[shown]), 0, 255).astype(np.uint8)
+    rgba[..., 3] = 255
+    return Glyphs(labels=labels, rgba=rgba, x0=x0, y0=y0)
+
+
+def _cut(zoomed: npt.NDArray[np.float32]) -> float:
+    """The coverage above which a zoomed pixel is ink: Otsu's threshold over the zoomed
+    letters, the cut a reader's eye (and OCR's binarisation) makes on the smoothly
+    zoomed input. Half coverage would lose a thin stroke whose ink is shared by two
+    pixels (each under one half, and so its zoom): on 8-px type the cut falls near 0.3.
+    Kept between `LEAST_CUT` (a faint fringe is no ink) and one half (a stroke is never
+    drawn thinner than the plain cut). O(n) (one histogram)."""
+    if len(zoomed) == 0:
+        return 0.5
+    bins = 100
+    counts = np.bincount(
+        np.clip((zoomed * bins).astype(np.int64), 0, bins - 1), minlength=bins
+    ).astype(np.float64)
+    share = counts / counts.sum()
+    level = (np.arange(bins) + 0.5) / bins
+    below = np.cumsum(share)
+    mean_below = np.cumsum(share * level)
+    spread = (mean_below[-1] * below - mean_below) ** 2 / np.maximum(below * (1 - below), 1e-12)
+    cut = float(np.argmax(spread[:-1]) + 1) / bins
+    return min(max(cut, LEAST_CUT), 0.5)
+
+
+@attrs.frozen(eq=False)
+class TextOverlay:
+    """What `overlay` found: the segmentation without its small letters, and the glyphs
+    to trace and draw over it."""
+
+    segmentation: Segmentation
+    glyphs: Glyphs
+    palette: FloatArray
+
+
+def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOverlay | None:
+    """Stages 1 to 3 for one segmentation; None when it holds no small text."""
+    labels = np.asarray(segmentation.labels, dtype=np.int32)
+    letters = find_letters(labels)
+    if letters is None:
+        return None
+    palette = np.asarray(segmentation.palette, dtype=np.float64)
+    amount, owner = coverage(rgba, palette, letters)
+    glyphs = glyph_labels(amount, owner, letters, palette)
+    if glyphs is None:
+        return None
+    inside = letters.component > 0
+    inside &= owner > 0
+    without = labels.copy()
+    without[inside] = letters.paper[letters.component[inside] - 1]
+    return TextOverlay(
+        segmentation=attrs.evolve(segmentation, labels=without),
+        glyphs=glyphs,
+        palette=palette,
+    )
+
+
+def draw_over(art: VectorArt, text: TextOverlay, checkpoint: Checkpoint) -> VectorArt:
+    """Stage 4: trace the glyphs and add them on top of `art`, in design units."""
+    from printjob_adapters.engine.segmentation import Segmentation
+    from printjob_adapters.engine.vectorise import vectorise
+
+    glyphs = text.glyphs
+    used = np.unique(glyphs.labels[glyphs.labels >= 0])
+    index = np.full(len(text.palette) + 1, -1, dtype=np.int32)
+    index[used] = np.arange(len(used), dtype=np.int32)
+    drawn = vectorise(
+        glyphs.rgba,
+        Segmentation(
+            labels=index[glyphs.labels], palette=text.palette[used], background_removed=False
+        ),
+        checkpoint,
+    )
+    scale = 1.0 / SCALE
+    # The letters' ink may have been the only use of its colour in the art: no empty layer.
+    layers = [layer for layer in art.layers if layer.commands]
+    for layer in drawn.layers:
+        if not layer.commands:
+            continue
+        outline = layer.as_outline()
+        points = outline.points * scale + np.array([glyphs.x0, glyphs.y0], dtype=np.float64)
+        moved = Outline(ops=outline.ops, points=points)
+        layers.append(Layer(color=layer.color, commands=moved.commands(), outline=moved))
+    return attrs.evolve(art, layers=tuple(layers))
