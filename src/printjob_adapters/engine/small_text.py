@@ -56,6 +56,11 @@ MIN_HEIGHT = 3
 MIN_CONTRAST = 60.0
 #: Lowest coverage ever taken for ink when cutting the zoomed letters (`_cut`).
 LEAST_CUT = 0.2
+#: Largest colour difference (per sRGB channel) between a pixel and its label's colour
+#: for the label to describe it: further, the pixel is detail the clean-up merged away.
+MISFIT = 80
+#: Largest sRGB distance at which a measured ink is taken to be a palette colour.
+SAME_INK = 60.0
 #: Largest share of the image one colour's letters may cover: more is a pattern, not text.
 MAX_INK_SHARE = 0.35
 
@@ -70,6 +75,7 @@ class Letters:
     component: IntArray
     ink: IntArray
     paper: IntArray
+    ink_colour: FloatArray
 
     @property
     def count(self) -> int:
@@ -88,57 +94,103 @@ class Glyphs:
     y0: int
 
 
-def find_letters(labels: IntArray) -> Letters | None:
-    """Stage 1: components of small type, or None when the image has none (the cheap
-    case: no second colour is rare enough to be letters)."""
-    painted = labels[labels >= 0]
-    if painted.size == 0:
+def find_letters(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+) -> Letters | None:
+    """Stage 1: components of small type, or None when the image has none.
+
+    Two kinds: components of a colour of the label map (clean input), and components of
+    pixels the label map calls paper though their colour is far from it (`MISFIT`): the
+    letters that the clean-up of a noisy (JPEG) image merged into the paper. Either is
+    kept when letter-sized and thin and when at least three quarters of the pixels
+    around it are one paper colour (an anti-aliased edge along a shape has the shape on
+    one side and is no letter)."""
+    painted = labels >= 0
+    if not painted.any() or len(palette) == 0:
         return None
-    counts = np.bincount(painted)
-    if len(counts) < 2:
-        return None
+    counts = np.bincount(labels[painted], minlength=len(palette))
     commonest = int(np.argmax(counts))
-    candidates = [
-        k
-        for k in np.flatnonzero(counts).tolist()
-        if k != commonest and counts[k] <= MAX_INK_SHARE * labels.size
-    ]
-    if not candidates:
-        return None
+    share = counts <= MAX_INK_SHARE * labels.size
+    share[commonest] = False
     from scipy import ndimage  # only for images that may hold text
 
+    shown = np.clip(np.rint(palette), 0, 255).astype(np.int16)[np.maximum(labels, 0)]
+    off = np.abs(rgb[..., :3].astype(np.int16) - shown).max(axis=2)
+    own = share[np.maximum(labels, 0)] & painted
+    misfit = painted & ~own & (off > MISFIT)
+    candidate = own | misfit
+    if not candidate.any():
+        return None
     component = np.zeros(labels.shape, dtype=np.int32)
-    inks: list[int] = []
+    ink_index: list[npt.NDArray[np.int32]] = []
+    ink_colour: list[FloatArray] = []
     eight = np.ones((3, 3), dtype=bool)
-    for k in candidates:
-        mine = labels == k
-        found, n = ndimage.label(mine, structure=eight)
-        if n == 0:
+    groups = [labels == k for k in np.flatnonzero(share).tolist()]
+    groups.append(misfit)
+    for number, mine in enumerate(groups):
+        if number == len(groups) - 1 and ink_index:
+            # Misfits beside a letter already found are its anti-aliasing, read with it.
+            mine = mine & ~ndimage.binary_dilation(component > 0, structure=eight, iterations=2)
+        if not mine.any():
             continue
-        boxes = ndimage.find_objects(found)
+        found, n = ndimage.label(mine, structure=eight)
+        index = np.arange(1, n + 1)
+        rows = np.broadcast_to(np.arange(labels.shape[0])[:, None], labels.shape)
+        height = ndimage.maximum(rows, found, index) - ndimage.minimum(rows, found, index) + 1
         # Thin: two erosions leave nothing of a stroke up to four pixels wide.
         core = ndimage.binary_erosion(mine, iterations=2)
         thick = np.bincount(found[core], minlength=n + 1)[1:] > 0
-        for index, box in enumerate(boxes):
-            if box is None or thick[index]:
-                continue
-            height = box[0].stop - box[0].start
-            if MIN_HEIGHT <= height <= MAX_HEIGHT:
-                inks.append(k)
-                component[box][found[box] == index + 1] = len(inks)
-    if not inks:
+        letter = ~thick & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
+        if not letter.any():
+            continue
+        first = sum(len(i) for i in ink_index)
+        remap = np.zeros(n + 1, dtype=np.int32)
+        remap[1:][letter] = first + 1 + np.arange(int(letter.sum()), dtype=np.int32)
+        mapped = remap[found]
+        component = np.where(mapped > 0, mapped, component)
+        if number < len(groups) - 1:
+            k = int(np.flatnonzero(share)[number])
+            ink_index.append(np.full(int(letter.sum()), k, dtype=np.int32))
+            ink_colour.append(np.repeat(palette[k][None, :], int(letter.sum()), axis=0))
+        else:
+            ink_index.append(np.full(int(letter.sum()), -1, dtype=np.int32))
+            ink_colour.append(_extreme(rgb, off, found, index[letter]))
+    if not ink_index:
         return None
-    paper = _paper(labels, component, len(inks))
-    ink = np.asarray(inks, dtype=np.int32)
+    ink = np.concatenate(ink_index)
+    colour = np.concatenate(ink_colour)
+    paper = _paper(labels, component, len(ink))
     usable = paper >= 0
     if not usable.all():
         keep = np.concatenate([[0], np.cumsum(usable).astype(np.int32)])
         keep[1:][~usable] = 0
         component = keep[component]
-        ink, paper = ink[usable], paper[usable]
+        ink, paper, colour = ink[usable], paper[usable], colour[usable]
     if len(ink) == 0:
         return None
-    return Letters(component=component, ink=ink, paper=paper)
+    return Letters(component=component, ink=ink, paper=paper, ink_colour=colour)
+
+
+def _extreme(
+    rgb: npt.NDArray[np.uint8], off: npt.NDArray[np.int16], found: IntArray, index: IntArray
+) -> FloatArray:
+    """The ink of misfit components: the mean colour of each one's pixels furthest from
+    the paper (at least three quarters of its largest distance), as the ink is where a
+    stroke covers a whole pixel. O(their pixels)."""
+    from scipy import ndimage
+
+    far = ndimage.maximum(off, found, index)
+    top = np.zeros(int(found.max()) + 1)
+    top[index] = far
+    strong = (found > 0) & (off >= 0.75 * top[found])
+    owner = found[strong]
+    weight = np.bincount(owner, minlength=len(top))
+    sums = np.stack(
+        [np.bincount(owner, rgb[..., c][strong].astype(np.float64), len(top)) for c in range(3)],
+        axis=1,
+    )
+    colour: FloatArray = sums[index] / np.maximum(weight[index], 1)[:, None]
+    return colour
 
 
 def _paper(labels: IntArray, component: IntArray, n: int) -> IntArray:
@@ -169,7 +221,7 @@ def coverage(
 
     owner = ndimage.grey_dilation(letters.component, size=(5, 5))
     near = owner > 0
-    ink = palette[letters.ink[owner[near] - 1]]
+    ink = letters.ink_colour[owner[near] - 1]
     paper = palette[letters.paper[owner[near] - 1]]
     span = ink - paper
     along = ((rgb[near][:, :3].astype(np.float64) - paper) * span).sum(axis=1)
@@ -235,6 +287,28 @@ def _cut(zoomed: npt.NDArray[np.float32]) -> float:
     return min(max(cut, LEAST_CUT), 0.5)
 
 
+def _ink_in_palette(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
+    """Letters whose ink is no palette colour take the nearest palette colour when it is
+    within `SAME_INK`, else their inks become new colours (one per distinct rounded ink,
+    so the count of colours grows by what the text really adds). O(letters · K)."""
+    missing = letters.ink < 0
+    if not missing.any():
+        return letters, palette
+    colour = np.rint(letters.ink_colour[missing])
+    distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    nearest = distance.argmin(axis=1)
+    close = distance[np.arange(len(colour)), nearest] <= SAME_INK
+    ink = letters.ink.copy()
+    chosen = np.where(close, nearest, -1)
+    if not close.all():
+        # Inks of one text differ by noise: one new colour, their mean.
+        extra = colour[~close].mean(axis=0)
+        chosen[~close] = len(palette)
+        palette = np.vstack([palette, extra[None, :]])
+    ink[missing] = chosen
+    return attrs.evolve(letters, ink=ink.astype(np.int32)), palette
+
+
 @attrs.frozen(eq=False)
 class TextOverlay:
     """What `overlay` found: the segmentation without its small letters, and the glyphs
@@ -248,10 +322,11 @@ class TextOverlay:
 def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOverlay | None:
     """Stages 1 to 3 for one segmentation; None when it holds no small text."""
     labels = np.asarray(segmentation.labels, dtype=np.int32)
-    letters = find_letters(labels)
+    palette = np.asarray(segmentation.palette, dtype=np.float64)
+    letters = find_letters(labels, rgba, palette)
     if letters is None:
         return None
-    palette = np.asarray(segmentation.palette, dtype=np.float64)
+    letters, palette = _ink_in_palette(letters, palette)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:
