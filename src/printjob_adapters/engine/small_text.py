@@ -52,6 +52,8 @@ SCALE = 3
 MAX_HEIGHT = 14
 #: Shortest letter: a dot or a 1-px rule is no letter (and is kept by `detail`).
 MIN_HEIGHT = 3
+#: Share of its bounding box a component fills to be a solid block rather than a letter.
+SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
 MIN_CONTRAST = 60.0
 #: Lowest coverage ever taken for ink when cutting the zoomed letters (`_cut`).
@@ -61,6 +63,10 @@ LEAST_CUT = 0.2
 MISFIT = 80
 #: Largest sRGB distance at which a measured ink is taken to be a palette colour.
 SAME_INK = 60.0
+#: A measured ink is a mixture of its paper and a palette colour when it lies within
+#: MIX_RESIDUAL (sRGB) of the line between them, at least MIN_MIX of the way along.
+MIX_RESIDUAL = 24.0
+MIN_MIX = 0.3
 #: Largest share of the image one colour's letters may cover: more is a pattern, not text.
 MAX_INK_SHARE = 0.35
 
@@ -140,7 +146,12 @@ def find_letters(
         # Thin: two erosions leave nothing of a stroke up to four pixels wide.
         core = ndimage.binary_erosion(mine, iterations=2)
         thick = np.bincount(found[core], minlength=n + 1)[1:] > 0
-        letter = ~thick & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
+        cols = np.broadcast_to(np.arange(labels.shape[1])[None, :], labels.shape)
+        width = ndimage.maximum(cols, found, index) - ndimage.minimum(cols, found, index) + 1
+        area = np.bincount(found.ravel(), minlength=n + 1)[1:]
+        # A solid block (a dot, a square bullet) is no letter: letters have gaps.
+        block = area >= SOLID * height * width
+        letter = ~thick & ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
         if not letter.any():
             continue
         first = sum(len(i) for i in ink_index)
@@ -288,25 +299,34 @@ def _cut(zoomed: npt.NDArray[np.float32]) -> float:
 
 
 def _ink_in_palette(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
-    """Letters whose ink is no palette colour take the nearest palette colour when it is
-    within `SAME_INK`, else their inks become new colours (one per distinct rounded ink,
-    so the count of colours grows by what the text really adds). O(letters · K)."""
-    missing = letters.ink < 0
-    if not missing.any():
+    """Letters whose ink is no palette colour take a palette colour when theirs is a
+    mixture of their paper and it (thin strokes never cover a pixel whole, so their
+    darkest pixels are still partly paper) or within `SAME_INK` of it; the rest share
+    one new colour, the mean of their inks (the inks of one text differ by noise).
+    O(letters · K)."""
+    missing = np.flatnonzero(letters.ink < 0)
+    if len(missing) == 0:
         return letters, palette
-    colour = np.rint(letters.ink_colour[missing])
+    colour = letters.ink_colour[missing]
+    paper = palette[letters.paper[missing]]
+    span = palette[None, :, :] - paper[:, None, :]
+    offset = colour - paper
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset[:, None, :]).sum(axis=2) / length
+    residual = offset[:, None, :] - amount[..., None] * span
+    apart = np.sqrt((residual * residual).sum(axis=2))
+    mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
+    mixture &= np.sqrt(length) >= MIN_CONTRAST
     distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
-    nearest = distance.argmin(axis=1)
-    close = distance[np.arange(len(colour)), nearest] <= SAME_INK
+    score = np.where(mixture, apart, np.where(distance <= SAME_INK, distance + 1e3, np.inf))
+    best = score.argmin(axis=1)
+    found = np.isfinite(score[np.arange(len(missing)), best])
+    chosen = np.where(found, best, len(palette)).astype(np.int32)
+    if not found.all():
+        palette = np.vstack([palette, colour[~found].mean(axis=0)[None, :]])
     ink = letters.ink.copy()
-    chosen = np.where(close, nearest, -1)
-    if not close.all():
-        # Inks of one text differ by noise: one new colour, their mean.
-        extra = colour[~close].mean(axis=0)
-        chosen[~close] = len(palette)
-        palette = np.vstack([palette, extra[None, :]])
     ink[missing] = chosen
-    return attrs.evolve(letters, ink=ink.astype(np.int32)), palette
+    return attrs.evolve(letters, ink=ink, ink_colour=palette[ink]), palette
 
 
 @attrs.frozen(eq=False)
