@@ -5,24 +5,25 @@ anti-aliasing (how much of each pixel the ink covers), not in which pixels are i
 label map can only say ink or paper per pixel, so its outline is a staircase of whole
 pixels, and a bowl, a crossbar or the gap between two letters is lost in it (an "e"
 becomes a bar, "rn" becomes "m"). A reader, and OCR, zooms the input smoothly and sees
-the ink where the zoomed coverage passes one half: that is the shape traced here.
+the ink where the zoomed coverage passes a cut between ink and paper: that is the shape
+traced here.
 
-Stages (N pixels of the image, T of the text's bounding box; each whole-array):
+Stages (N pixels of the image, T of the letters' bounding box; each whole-array):
 
-1. `find_letters`: the components of every colour but the most common one, kept when
-   letter-sized (3 to `MAX_HEIGHT` px high, and thin: nothing left after two erosions)
-   and lying on one paper colour. O(N · K) for K colours, skipped outright (O(N) for a
-   bincount) when no colour but the commonest covers few enough pixels to be text.
-2. `coverage`: each pixel of the letters and the two pixels around them as a mixture of its
-   letter's ink and paper colours, 0 (paper) to 1 (ink). O(T).
+1. `find_letters`: candidates are the pixels of every colour but the commonest and the
+   pixels the clean-up merged into the paper (misfits, far from their label's colour),
+   labelled once; a component is kept when letter-sized (`MIN_HEIGHT` to `MAX_HEIGHT`
+   rows), thin, no solid block, and on one paper colour. O(N) (a bincount, a lightness
+   difference, one labelling), then O(T) inside the letters' box only.
+2. `coverage`: each pixel of the letters and the two pixels around them as a mixture of
+   its letter's ink and paper colours, 0 (paper) to 1 (ink). O(N) (two dilations).
 3. `glyph_labels`: the coverage zoomed `SCALE` times (bicubic, as a viewer zooms) and
-   cut at one half: ink or nothing, per zoomed pixel. O(SCALE² · T).
-4. `overlay`: the letters become paper in the image's label map, and the zoomed ink is
-   traced on its own (the ordinary tracer, `vectorise`) and drawn over the art, scaled
-   back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
+   cut at Otsu's threshold (`_cut`): ink or nothing, per zoomed pixel. O(SCALE² · T).
+4. `draw_over`: the letters are paper in the image's label map (`overlay`), and the
+   zoomed ink is traced on its own (the ordinary tracer, `vectorise`) and drawn over the
+   art, scaled back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
 
-Flat art without small text pays stage 1's bincount, or its component labelling when it
-has small shapes of a second colour; nothing else changes for it.
+Flat art without small text pays stage 1's whole-array passes and nothing else.
 """
 
 from __future__ import annotations
