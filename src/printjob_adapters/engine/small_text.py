@@ -63,12 +63,16 @@ LEAST_CUT = 0.2
 #: label's colour for the label to describe it: further, the pixel is detail the
 #: clean-up merged away.
 MISFIT = 80
-#: Largest sRGB distance at which a measured ink is taken to be a palette colour.
+#: Largest sRGB distance at which a measured ink is taken to be that palette colour
+#: before any colour that merely stands out from the paper.
 SAME_INK = 60.0
 #: A measured ink is a mixture of its paper and a palette colour when it lies within
 #: MIX_RESIDUAL (sRGB) of the line between them, at least MIN_MIX of the way along.
 MIX_RESIDUAL = 24.0
 MIN_MIX = 0.3
+#: Largest mean lightness difference (mean of the channels) between the pixels around
+#: an erased letter and their label's colour (`_on_clean_paper`).
+RING_FIT = 40
 #: Largest share of the image one colour's letters may cover: more is a pattern, not text.
 MAX_INK_SHARE = 0.35
 
@@ -178,6 +182,8 @@ def find_letters(
         )
     paper = _paper(near_labels, component, count)
     usable = paper >= 0
+    if measured.any():
+        usable &= ~measured | _on_clean_paper(off[window], component, count)
     if not usable.any():
         return None
     if not usable.all():
@@ -240,6 +246,22 @@ def _extreme(
     return colour
 
 
+def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:
+    """Per component: whether the pixels just around it look like their label's colour
+    (mean lightness difference at most `RING_FIT`). An erased letter lies on paper that
+    is the paper's colour; a patch of an unevenly lit page, whose light the segmentation
+    divided out, lies on paper as far off as itself, and is no letter. O(window)."""
+    from scipy import ndimage
+
+    around = ndimage.grey_dilation(component, size=(3, 3))
+    ring = (around > 0) & (component == 0)
+    owner = around[ring]
+    total = np.bincount(owner, weights=off[ring].astype(np.float64), minlength=n + 1)[1:]
+    count = np.bincount(owner, minlength=n + 1)[1:]
+    fit: BoolArray = total <= 3 * RING_FIT * np.maximum(count, 1)
+    return fit
+
+
 def _paper(labels: IntArray, component: IntArray, n: int) -> IntArray:
     """The paper of each letter component: the colour of most of the pixels around it,
     or -1 when less than three quarters of them agree (a letter over a pattern or on
@@ -295,7 +317,7 @@ def glyph_labels(
     x0, x1 = max(int(cols[0]) - 1, 0), min(int(cols[-1]) + 2, owner.shape[1])
     box = amount[y0:y1, x0:x1].astype(np.float32)
     size = ((x1 - x0) * SCALE, (y1 - y0) * SCALE)
-    zoomed = np.asarray(Image.fromarray(box, "F").resize(size, Image.Resampling.BICUBIC))
+    zoomed = np.asarray(Image.fromarray(box).resize(size, Image.Resampling.BICUBIC))
     whose = np.repeat(np.repeat(owner[y0:y1, x0:x1], SCALE, axis=0), SCALE, axis=1)
     inside = whose > 0
     ink = (zoomed >= _cut(zoomed[inside])) & inside
@@ -334,15 +356,17 @@ def _cut(zoomed: npt.NDArray[np.float32]) -> float:
     return min(max(cut, LEAST_CUT), 0.5)
 
 
-def _ink_in_palette(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
-    """Letters whose ink is no palette colour take a palette colour when theirs is a
-    mixture of their paper and it (thin strokes never cover a pixel whole, so their
-    darkest pixels are still partly paper) or within `SAME_INK` of it; the rest share
-    one new colour, the mean of their inks (the inks of one text differ by noise).
-    O(letters · K)."""
+def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
+    """Letters whose ink is no palette colour take a palette colour: the one theirs is
+    a mixture of with their paper (thin strokes never cover a pixel whole, so their
+    darkest pixels are still partly paper), else one within `SAME_INK`, else the
+    nearest that stands out from their paper by `MIN_CONTRAST`. No colour is added, so
+    the file keeps the colours the segmentation chose (an explicit `colors=N` too); a
+    letter with no such colour (one colour asked for) is left as the segmentation drew
+    it. None when no letter is left. O(letters · K)."""
     missing = np.flatnonzero(letters.ink < 0)
     if len(missing) == 0:
-        return letters, palette
+        return letters
     colour = letters.ink_colour[missing]
     paper = palette[letters.paper[missing]]
     span = palette[None, :, :] - paper[:, None, :]
@@ -351,18 +375,38 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> tuple[Letters, Flo
     amount = (span * offset[:, None, :]).sum(axis=2) / length
     residual = offset[:, None, :] - amount[..., None] * span
     apart = np.sqrt((residual * residual).sum(axis=2))
+    stands_out = np.sqrt(length) >= MIN_CONTRAST
     mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
-    mixture &= np.sqrt(length) >= MIN_CONTRAST
+    mixture &= stands_out
     distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
-    score = np.where(mixture, apart, np.where(distance <= SAME_INK, distance + 1e3, np.inf))
-    best = score.argmin(axis=1)
+    score = np.where(
+        mixture,
+        apart,
+        np.where(
+            distance <= SAME_INK,
+            distance + 1e3,
+            np.where(stands_out, distance + 2e3, np.inf),
+        ),
+    )
+    best = score.argmin(axis=1).astype(np.int32)
     found = np.isfinite(score[np.arange(len(missing)), best])
-    chosen = np.where(found, best, len(palette)).astype(np.int32)
-    if not found.all():
-        palette = np.vstack([palette, colour[~found].mean(axis=0)[None, :]])
     ink = letters.ink.copy()
-    ink[missing] = chosen
-    return attrs.evolve(letters, ink=ink, ink_colour=palette[ink]), palette
+    ink[missing] = np.where(found, best, -1)
+    usable = ink >= 0
+    if not usable.any():
+        return None
+    component = letters.component
+    if not usable.all():
+        keep = np.concatenate([[0], np.cumsum(usable).astype(np.int32)])
+        keep[1:][~usable] = 0
+        component = keep[component]
+    ink = ink[usable]
+    return Letters(
+        component=component,
+        ink=ink,
+        paper=letters.paper[usable],
+        ink_colour=palette[ink],
+    )
 
 
 @attrs.frozen(eq=False)
@@ -382,7 +426,9 @@ def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOver
     letters = find_letters(labels, rgba, palette)
     if letters is None:
         return None
-    letters, palette = _ink_in_palette(letters, palette)
+    letters = _ink_in_palette(letters, palette)
+    if letters is None:
+        return None
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:

@@ -125,3 +125,13 @@ def test_letters_leave_the_label_map_for_the_paper() -> None:
     glyphs = text.glyphs
     assert glyphs.labels.shape[0] % small_text.SCALE == 0
     assert (glyphs.labels >= 0).any()
+
+
+@pytest.mark.parametrize("jpeg", [False, True])
+@pytest.mark.parametrize("colors", [1, 2])
+def test_an_explicit_colour_count_is_kept_with_small_text(colors: int, jpeg: bool) -> None:
+    # Letters the clean-up erased take a palette colour: the stage never adds one.
+    image = _text("sans", 8, (0, 0, 0), (255, 255, 255))
+    if jpeg:
+        image = hard_synthetic.jpeg(image, 75)
+    assert trace(_png(image), TraceOptions(colors=colors)).colors == colors
