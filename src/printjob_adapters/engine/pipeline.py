@@ -130,9 +130,18 @@ def _segment(
 
 
 def _vectorise(rgba: RGBA, segmentation: Segmentation, checkpoint: Checkpoint) -> VectorArt:
+    from printjob_adapters.engine.small_text import draw_over, overlay
     from printjob_adapters.engine.vectorise import vectorise
 
-    return vectorise(rgba, segmentation, checkpoint)
+    # Letters of small type are traced from their coverage, zoomed, over the rest.
+    text = overlay(rgba, segmentation)
+    if text is None:
+        return vectorise(rgba, segmentation, checkpoint)
+    middle = (checkpoint.start + checkpoint.end) // 2
+    art = vectorise(
+        rgba, text.segmentation, checkpoint.child(checkpoint.stage, checkpoint.start, middle)
+    )
+    return draw_over(art, text, checkpoint.child(checkpoint.stage, middle, checkpoint.end))
 
 
 def _detect_grid(rgba: RGBA) -> Grid | None:

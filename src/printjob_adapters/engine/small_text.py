@@ -1,0 +1,473 @@
+"""Small text: letters a few pixels high traced from their coverage, at `SCALE` times.
+
+A letter of 8-px type is drawn with strokes thinner than a pixel; its shape is in the
+anti-aliasing (how much of each pixel the ink covers), not in which pixels are ink. The
+label map can only say ink or paper per pixel, so its outline is a staircase of whole
+pixels, and a bowl, a crossbar or the gap between two letters is lost in it (an "e"
+becomes a bar, "rn" becomes "m"). A reader, and OCR, zooms the input smoothly and sees
+the ink where the zoomed coverage passes a cut between ink and paper: that is the shape
+traced here.
+
+Stages (N pixels of the image, T of the letters' bounding box; each whole-array):
+
+1. `find_letters`: candidates are the pixels of every colour but the commonest and the
+   pixels the clean-up merged into the paper (misfits, far from their label's colour),
+   labelled once; a component is kept when letter-sized (`MIN_HEIGHT` to `MAX_HEIGHT`
+   rows), thin, no solid block, and on one paper colour. O(N) (a bincount, a lightness
+   difference, one labelling), then O(T) inside the letters' box only.
+2. `coverage`: each pixel of the letters and the two pixels around them as a mixture of
+   its letter's ink and paper colours, 0 (paper) to 1 (ink). O(N) (two dilations).
+3. `glyph_labels`: the coverage zoomed `SCALE` times (bicubic, as a viewer zooms) and
+   cut at Otsu's threshold (`_cut`): ink or nothing, per zoomed pixel. O(SCALE² · T).
+4. `draw_over`: the letters are paper in the image's label map (`overlay`), and the
+   zoomed ink is traced on its own (the ordinary tracer, `vectorise`) and drawn over the
+   art, scaled back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
+
+Flat art without small text pays stage 1's whole-array passes and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from PIL import Image
+
+from printjob_adapters.engine.vector import Layer, Outline, VectorArt
+
+if TYPE_CHECKING:
+    from printjob_adapters.engine.progress import Checkpoint
+    from printjob_adapters.engine.segmentation import Segmentation
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Zoom at which the letters are traced: the finest step of a glyph's outline is
+#: 1 / SCALE px, fine enough for the counters and joins of 8-px type.
+SCALE = 3
+#: Tallest component (pixels) taken for a letter, or a word of touching letters, of
+#: small type (9-px type with descenders is about 10 px high; 14 px leaves room).
+MAX_HEIGHT = 14
+#: Shortest letter: a dot or a 1-px rule is no letter (and is kept by `detail`).
+MIN_HEIGHT = 3
+#: Share of its bounding box a component fills to be a solid block rather than a letter.
+SOLID = 0.9
+#: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
+MIN_CONTRAST = 60.0
+#: Lowest coverage ever taken for ink when cutting the zoomed letters (`_cut`).
+LEAST_CUT = 0.2
+#: Largest lightness difference (mean of the sRGB channels) between a pixel and its
+#: label's colour for the label to describe it: further, the pixel is detail the
+#: clean-up merged away.
+MISFIT = 80
+#: Largest sRGB distance at which a measured ink is taken to be that palette colour
+#: before any colour that merely stands out from the paper.
+SAME_INK = 60.0
+#: A measured ink is a mixture of its paper and a palette colour when it lies within
+#: MIX_RESIDUAL (sRGB) of the line between them, at least MIN_MIX of the way along.
+MIX_RESIDUAL = 24.0
+MIN_MIX = 0.3
+#: Largest mean lightness difference (mean of the channels) between the pixels around
+#: an erased letter and their label's colour (`_on_clean_paper`).
+RING_FIT = 40
+#: Largest share of the image one colour's letters may cover: more is a pattern, not text.
+MAX_INK_SHARE = 0.35
+
+
+@attrs.frozen(eq=False)
+class Letters:
+    """Small letters found in a label map: `component` (H, W) int32, 0 outside letters,
+    c + 1 inside letter component c; per component its `ink` and `paper` palette
+    indices and its bounding box rows/columns (`top`, `bottom`, `left`, `right`,
+    inclusive)."""
+
+    component: IntArray
+    ink: IntArray
+    paper: IntArray
+    ink_colour: FloatArray
+
+    @property
+    def count(self) -> int:
+        return len(self.ink)
+
+
+@attrs.frozen(eq=False)
+class Glyphs:
+    """The letters' ink at `SCALE` times: `labels` (palette index or -1) over the zoomed
+    box whose top-left input pixel is (`x0`, `y0`), and the `rgba` the tracer places
+    their edges from."""
+
+    labels: IntArray
+    rgba: npt.NDArray[np.uint8]
+    x0: int
+    y0: int
+
+
+def find_letters(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+) -> Letters | None:
+    """Stage 1: components of small type, or None when the image has none.
+
+    The candidates are the pixels of every colour but the commonest (and but colours
+    covering more than `MAX_INK_SHARE` of the image), and the pixels the label map
+    calls paper though their colour is far from it (`MISFIT`): the letters that the
+    clean-up of a noisy (JPEG) image merged into the paper. They are labelled once, all
+    together (8-connected), so a letter's anti-aliasing tints and misfits join it. A
+    component is kept when letter-sized (`MIN_HEIGHT` to `MAX_HEIGHT` rows), thin (no
+    5x5 square of candidates inside), no solid block, and at least three quarters of the
+    pixels around it are one paper colour (an anti-aliased edge along a shape has the
+    shape on one side and is no letter). Its ink is the palette colour most of its
+    pixels have, or, for a component mostly of misfits, measured (`_extreme`).
+    O(N) for the masks, the labelling and the erosion; O(components) for the rest."""
+    painted = labels >= 0
+    if not painted.any() or len(palette) == 0:
+        return None
+    safe = np.maximum(labels, 0)
+    counts = np.bincount(labels[painted], minlength=len(palette))
+    share = counts <= MAX_INK_SHARE * labels.size
+    share[int(np.argmax(counts))] = False
+    own = share[safe] & painted
+    # Misfits by lightness alone (one channel, a third of the cost): small type is read
+    # by its contrast in lightness, and JPEG keeps lightness best.
+    # Channel by channel: summing over the strided last axis is ten times slower.
+    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+    off = np.abs(grey - np.rint(palette.sum(axis=1)).astype(np.int16)[safe])
+    misfit = painted & ~own & (off > 3 * MISFIT)
+    candidate = own | misfit
+    if not candidate.any():
+        return None
+    from scipy import ndimage  # only for images that may hold text
+
+    found, n = ndimage.label(candidate, structure=np.ones((3, 3), dtype=bool))
+    boxes = ndimage.find_objects(found)
+    spans = np.array(
+        [(b[0].stop - b[0].start, b[1].stop - b[1].start) for b in boxes], dtype=np.int64
+    ).reshape(-1, 2)
+    height, width = spans[:, 0], spans[:, 1]
+    area = np.bincount(found.ravel(), minlength=n + 1)[1:]
+    # A solid block (a dot, a square bullet) is no letter: letters have gaps.
+    block = area >= SOLID * height * width
+    letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
+    if not letter.any():
+        return None
+    # From here on only the box around the letters (and a margin for their paper) is
+    # read: flat art with a few small shapes pays for that box, not for the image.
+    window = _window(boxes, letter, labels.shape, margin=2)
+    letter &= ~_thick(candidate[window], found[window], len(letter))
+    if not letter.any():
+        return None
+    remap = np.zeros(n + 1, dtype=np.int32)
+    count = int(letter.sum())
+    remap[1:][letter] = 1 + np.arange(count, dtype=np.int32)
+    component = remap[found[window]]
+    near_labels, near_own = labels[window], own[window]
+    # Each letter's ink: the colour of most of its own-colour pixels, when they are most
+    # of it; -1 (measured below) for letters mostly of misfits.
+    k = len(palette)
+    mine = near_own & (component > 0)
+    votes = np.bincount(
+        (component[mine] - 1).astype(np.int64) * k + near_labels[mine], minlength=count * k
+    ).reshape(count, k)
+    ink = votes.argmax(axis=1).astype(np.int32)
+    sized = np.bincount(component.ravel(), minlength=count + 1)[1:]
+    ink[2 * votes.max(axis=1) < sized] = -1
+    colour = palette[np.maximum(ink, 0)]
+    measured = ink < 0
+    if measured.any():
+        colour[measured] = _extreme(
+            rgb[window], off[window], component, (1 + np.flatnonzero(measured)).astype(np.int32)
+        )
+    paper = _paper(near_labels, component, count)
+    usable = paper >= 0
+    if measured.any():
+        usable &= ~measured | _on_clean_paper(off[window], component, count)
+    if not usable.any():
+        return None
+    if not usable.all():
+        keep = np.concatenate([[0], np.cumsum(usable).astype(np.int32)])
+        keep[1:][~usable] = 0
+        component = keep[component]
+        ink, paper, colour = ink[usable], paper[usable], colour[usable]
+    whole = np.zeros(labels.shape, dtype=np.int32)
+    whole[window] = component
+    component = whole
+    return Letters(component=component, ink=ink, paper=paper, ink_colour=colour)
+
+
+def _window(
+    boxes: list[tuple[slice, slice]],
+    letter: BoolArray,
+    shape: tuple[int, ...],
+    margin: int,
+) -> tuple[slice, slice]:
+    """The box around the components `letter` marks, `margin` pixels wider. O(letters)."""
+    chosen = [boxes[i] for i in np.flatnonzero(letter).tolist()]
+    top = max(min(b[0].start for b in chosen) - margin, 0)
+    bottom = min(max(b[0].stop for b in chosen) + margin, shape[0])
+    left = max(min(b[1].start for b in chosen) - margin, 0)
+    right = min(max(b[1].stop for b in chosen) + margin, shape[1])
+    return slice(top, bottom), slice(left, right)
+
+
+def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
+    """Per component (of `n`): whether a 5x5 square of candidates lies inside it (no
+    stroke of small type is that wide). O(pixels of the window given)."""
+    from scipy import ndimage
+
+    core = ndimage.binary_erosion(candidate, structure=np.ones((5, 5), dtype=bool))
+    thick: BoolArray = np.bincount(found[core], minlength=n + 1)[1:] > 0
+    return thick
+
+
+def _extreme(
+    rgb: npt.NDArray[np.uint8], off: npt.NDArray[np.int16], found: IntArray, index: IntArray
+) -> FloatArray:
+    """The ink of components `index` (in `found`) made mostly of misfits: the mean colour
+    of each one's pixels furthest from their label's colour (at least three quarters of
+    its largest distance), as the ink is where a stroke covers most of a pixel.
+    O(N) (bincounts; `ndimage.maximum` would sort every pixel)."""
+    size = int(found.max()) + 1
+    wanted = np.zeros(size, dtype=bool)
+    wanted[index] = True
+    inside = wanted[found]
+    owner = found[inside]
+    distance = off[inside]
+    top = np.zeros(size, dtype=off.dtype)
+    np.maximum.at(top, owner, distance)
+    strong = distance >= 0.75 * top[owner]
+    owner = owner[strong]
+    pixels = rgb[..., :3][inside][strong].astype(np.float64)
+    weight = np.bincount(owner, minlength=size)
+    sums = np.stack([np.bincount(owner, pixels[:, c], size) for c in range(3)], axis=1)
+    colour: FloatArray = sums[index] / np.maximum(weight[index], 1)[:, None]
+    return colour
+
+
+def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:
+    """Per component: whether the pixels just around it look like their label's colour
+    (mean lightness difference at most `RING_FIT`). An erased letter lies on paper that
+    is the paper's colour; a patch of an unevenly lit page, whose light the segmentation
+    divided out, lies on paper as far off as itself, and is no letter. O(window)."""
+    from scipy import ndimage
+
+    around = ndimage.grey_dilation(component, size=(3, 3))
+    ring = (around > 0) & (component == 0)
+    owner = around[ring]
+    total = np.bincount(owner, weights=off[ring].astype(np.float64), minlength=n + 1)[1:]
+    count = np.bincount(owner, minlength=n + 1)[1:]
+    fit: BoolArray = total <= 3 * RING_FIT * np.maximum(count, 1)
+    return fit
+
+
+def _paper(labels: IntArray, component: IntArray, n: int) -> IntArray:
+    """The paper of each letter component: the colour of most of the pixels around it,
+    or -1 when less than three quarters of them agree (a letter over a pattern or on
+    the edge of two areas has no single paper). O(N)."""
+    from scipy import ndimage
+
+    around = ndimage.grey_dilation(component, size=(3, 3))
+    ring = (around > 0) & (component == 0) & (labels >= 0)
+    owner = around[ring] - 1
+    colour = labels[ring]
+    k = int(labels.max()) + 1
+    votes = np.bincount(owner * k + colour, minlength=n * k).reshape(n, k)
+    best = votes.argmax(axis=1).astype(np.int32)
+    total = votes.sum(axis=1)
+    agree = votes[np.arange(n), best] >= 0.75 * np.maximum(total, 1)
+    return np.where(agree & (total > 0), best, -1).astype(np.int32)
+
+
+def coverage(
+    rgb: npt.NDArray[np.uint8], palette: FloatArray, letters: Letters
+) -> tuple[FloatArray, IntArray]:
+    """Stage 2: ink coverage (0..1) of every pixel in the letters and two pixels around them (0
+    elsewhere), and which letter each such pixel belongs to (0: none). A pixel's colour
+    c = a·ink + (1 - a)·paper gives a as its projection on the paper→ink line."""
+    from scipy import ndimage
+
+    owner = ndimage.grey_dilation(letters.component, size=(5, 5))
+    near = owner > 0
+    ink = letters.ink_colour[owner[near] - 1]
+    paper = palette[letters.paper[owner[near] - 1]]
+    span = ink - paper
+    along = ((rgb[near][:, :3].astype(np.float64) - paper) * span).sum(axis=1)
+    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    amount = np.zeros(letters.component.shape, dtype=np.float64)
+    amount[near] = np.clip(along / length, 0.0, 1.0)
+    strong = np.sqrt(length) >= MIN_CONTRAST
+    owner = np.where(near, owner, 0).astype(np.int32)
+    owner[near & ~strong[np.maximum(owner, 1) - 1]] = 0
+    amount[owner == 0] = 0.0
+    return amount, owner
+
+
+def glyph_labels(
+    amount: FloatArray, owner: IntArray, letters: Letters, palette: FloatArray
+) -> Glyphs | None:
+    """Stage 3: the ink at `SCALE` times over the letters' bounding box (one pixel of
+    margin), cut at half coverage; each zoomed pixel takes its letter's ink colour."""
+    rows = np.flatnonzero(owner.any(axis=1))
+    cols = np.flatnonzero(owner.any(axis=0))
+    if len(rows) == 0:
+        return None
+    y0, y1 = max(int(rows[0]) - 1, 0), min(int(rows[-1]) + 2, owner.shape[0])
+    x0, x1 = max(int(cols[0]) - 1, 0), min(int(cols[-1]) + 2, owner.shape[1])
+    box = amount[y0:y1, x0:x1].astype(np.float32)
+    size = ((x1 - x0) * SCALE, (y1 - y0) * SCALE)
+    zoomed = np.asarray(Image.fromarray(box).resize(size, Image.Resampling.BICUBIC))
+    whose = np.repeat(np.repeat(owner[y0:y1, x0:x1], SCALE, axis=0), SCALE, axis=1)
+    inside = whose > 0
+    ink = (zoomed >= _cut(zoomed[inside])) & inside
+    if not ink.any():
+        return None
+    labels = np.where(ink, letters.ink[np.maximum(whose, 1) - 1], -1).astype(np.int32)
+    # Flat colours for the tracer's edge placement: the cut is the edge, to the zoomed
+    # pixel, so no sub-pixel shift should move it.
+    paper = letters.paper[np.maximum(whose, 1) - 1]
+    shown = np.where(ink, labels, paper)
+    rgba = np.empty((*labels.shape, 4), dtype=np.uint8)
+    rgba[..., :3] = np.clip(np.rint(palette[shown]), 0, 255).astype(np.uint8)
+    rgba[..., 3] = 255
+    return Glyphs(labels=labels, rgba=rgba, x0=x0, y0=y0)
+
+
+def _cut(zoomed: npt.NDArray[np.float32]) -> float:
+    """The coverage above which a zoomed pixel is ink: Otsu's threshold over the zoomed
+    letters, the cut a reader's eye (and OCR's binarisation) makes on the smoothly
+    zoomed input. Half coverage would lose a thin stroke whose ink is shared by two
+    pixels (each under one half, and so its zoom): on 8-px type the cut falls near 0.3.
+    Kept between `LEAST_CUT` (a faint fringe is no ink) and one half (a stroke is never
+    drawn thinner than the plain cut). O(n) (one histogram)."""
+    if len(zoomed) == 0:
+        return 0.5
+    bins = 100
+    counts = np.bincount(
+        np.clip((zoomed * bins).astype(np.int64), 0, bins - 1), minlength=bins
+    ).astype(np.float64)
+    share = counts / counts.sum()
+    level = (np.arange(bins) + 0.5) / bins
+    below = np.cumsum(share)
+    mean_below = np.cumsum(share * level)
+    spread = (mean_below[-1] * below - mean_below) ** 2 / np.maximum(below * (1 - below), 1e-12)
+    cut = float(np.argmax(spread[:-1]) + 1) / bins
+    return min(max(cut, LEAST_CUT), 0.5)
+
+
+def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
+    """Letters whose ink is no palette colour take a palette colour: the one theirs is
+    a mixture of with their paper (thin strokes never cover a pixel whole, so their
+    darkest pixels are still partly paper), else one within `SAME_INK`, else the
+    nearest that stands out from their paper by `MIN_CONTRAST`. No colour is added, so
+    the file keeps the colours the segmentation chose (an explicit `colors=N` too); a
+    letter with no such colour (one colour asked for) is left as the segmentation drew
+    it. None when no letter is left. O(letters · K)."""
+    missing = np.flatnonzero(letters.ink < 0)
+    if len(missing) == 0:
+        return letters
+    colour = letters.ink_colour[missing]
+    paper = palette[letters.paper[missing]]
+    span = palette[None, :, :] - paper[:, None, :]
+    offset = colour - paper
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset[:, None, :]).sum(axis=2) / length
+    residual = offset[:, None, :] - amount[..., None] * span
+    apart = np.sqrt((residual * residual).sum(axis=2))
+    stands_out = np.sqrt(length) >= MIN_CONTRAST
+    mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
+    mixture &= stands_out
+    distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    score = np.where(
+        mixture,
+        apart,
+        np.where(
+            distance <= SAME_INK,
+            distance + 1e3,
+            np.where(stands_out, distance + 2e3, np.inf),
+        ),
+    )
+    best = score.argmin(axis=1).astype(np.int32)
+    found = np.isfinite(score[np.arange(len(missing)), best])
+    ink = letters.ink.copy()
+    ink[missing] = np.where(found, best, -1)
+    usable = ink >= 0
+    if not usable.any():
+        return None
+    component = letters.component
+    if not usable.all():
+        keep = np.concatenate([[0], np.cumsum(usable).astype(np.int32)])
+        keep[1:][~usable] = 0
+        component = keep[component]
+    ink = ink[usable]
+    return Letters(
+        component=component,
+        ink=ink,
+        paper=letters.paper[usable],
+        ink_colour=palette[ink],
+    )
+
+
+@attrs.frozen(eq=False)
+class TextOverlay:
+    """What `overlay` found: the segmentation without its small letters, and the glyphs
+    to trace and draw over it."""
+
+    segmentation: Segmentation
+    glyphs: Glyphs
+    palette: FloatArray
+
+
+def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOverlay | None:
+    """Stages 1 to 3 for one segmentation; None when it holds no small text."""
+    labels = np.asarray(segmentation.labels, dtype=np.int32)
+    palette = np.asarray(segmentation.palette, dtype=np.float64)
+    letters = find_letters(labels, rgba, palette)
+    if letters is None:
+        return None
+    letters = _ink_in_palette(letters, palette)
+    if letters is None:
+        return None
+    amount, owner = coverage(rgba, palette, letters)
+    glyphs = glyph_labels(amount, owner, letters, palette)
+    if glyphs is None:
+        return None
+    inside = letters.component > 0
+    inside &= owner > 0
+    without = labels.copy()
+    without[inside] = letters.paper[letters.component[inside] - 1]
+    return TextOverlay(
+        segmentation=attrs.evolve(segmentation, labels=without),
+        glyphs=glyphs,
+        palette=palette,
+    )
+
+
+def draw_over(art: VectorArt, text: TextOverlay, checkpoint: Checkpoint) -> VectorArt:
+    """Stage 4: trace the glyphs and add them on top of `art`, in design units."""
+    from printjob_adapters.engine.segmentation import Segmentation
+    from printjob_adapters.engine.vectorise import vectorise
+
+    glyphs = text.glyphs
+    used = np.unique(glyphs.labels[glyphs.labels >= 0])
+    index = np.full(len(text.palette) + 1, -1, dtype=np.int32)
+    index[used] = np.arange(len(used), dtype=np.int32)
+    drawn = vectorise(
+        glyphs.rgba,
+        Segmentation(
+            labels=index[glyphs.labels], palette=text.palette[used], background_removed=False
+        ),
+        checkpoint,
+    )
+    scale = 1.0 / SCALE
+    # The letters' ink may have been the only use of its colour in the art: no empty layer.
+    layers = [layer for layer in art.layers if layer.commands]
+    for layer in drawn.layers:
+        if not layer.commands:
+            continue
+        outline = layer.as_outline()
+        points = outline.points * scale + np.array([glyphs.x0, glyphs.y0], dtype=np.float64)
+        moved = Outline(ops=outline.ops, points=points)
+        layers.append(Layer(color=layer.color, commands=moved.commands(), outline=moved))
+    return attrs.evolve(art, layers=tuple(layers))
