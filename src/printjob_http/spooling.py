@@ -44,7 +44,7 @@ LARGE_BODY_BYTES = 1024 * 1024
 #: Pieces of large bodies one process takes at once; the others wait in the kernel.
 LARGE_BODIES_AT_ONCE = 2
 #: Bytes per second of large bodies one process takes in, all of them together.
-LARGE_BODY_BYTES_PER_SECOND = 64 * 1024 * 1024
+LARGE_BODY_BYTES_PER_SECOND = 32 * 1024 * 1024
 #: Seconds a piece of a large body waits for a turn before the request is answered 503.
 LARGE_BODY_WAIT_SECONDS = 30.0
 #: What that 503 tells the client to wait before sending it again.
