@@ -171,11 +171,13 @@ def spooled_form(spool: BinaryIO, scan: multipart.DelimiterScan) -> Iterator[mul
         try:
             yield form
         finally:
+            # A view still held elsewhere (by a refusal's traceback, say) keeps the map
+            # open until it is freed; the spool file's pages are the kernel's cache either
+            # way, and what is being raised must not become a BufferError.
             if isinstance(form.image, memoryview):
-                form.image.release()
+                with contextlib.suppress(BufferError):
+                    form.image.release()
     finally:
-        # A view still held (by a refusal's traceback, say) keeps the map open until it
-        # is freed; the spool file's pages are the kernel's cache either way.
         with contextlib.suppress(BufferError):
             mapped.close()
 

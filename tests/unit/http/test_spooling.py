@@ -1,14 +1,17 @@
-"""The process's budget for receiving large bodies: turns, and a rate over all of them."""
+"""Spooled uploads: the image a view of the spool file's map, and the process's budget
+for receiving large bodies (turns, and a rate over all of them)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import BinaryIO
 
 import pytest
 
 from printjob_core.errors import ServerBusy
-from printjob_http.spooling import ReceiveBudget
+from printjob_http.multipart import DelimiterScan
+from printjob_http.spooling import ReceiveBudget, spool_file, spooled_form
 
 
 def test_pieces_past_the_rate_wait_for_it() -> None:
@@ -60,3 +63,42 @@ def test_turns_are_given_back(at_once: int) -> None:
             await asyncio.gather(*(budget.taken(10) for _ in range(at_once + 2)))
 
     asyncio.run(many())
+
+
+def spooled(body: bytes, boundary: bytes) -> tuple[BinaryIO, DelimiterScan]:
+    spool = spool_file(None)
+    scan = DelimiterScan(boundary)
+    for start in range(0, len(body), 1000):
+        spool.write(body[start : start + 1000])
+        scan.feed(body[start : start + 1000])
+    scan.finish()
+    return spool, scan
+
+
+IMAGE = bytes(range(256)) * 100
+BODY = (
+    b'--b\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\n\r\n'
+    + IMAGE
+    + b'\r\n--b\r\nContent-Disposition: form-data; name="format"\r\n\r\nsvg\r\n--b--\r\n'
+)
+
+
+def test_the_spooled_image_is_a_view_of_the_spool_file_inside_the_with_only() -> None:
+    spool, scan = spooled(BODY, b"b")
+    with spool, spooled_form(spool, scan) as form:
+        assert isinstance(form.image, memoryview) and form.image == IMAGE
+        assert form.fields == [("format", "svg")]
+        image = form.image
+    with pytest.raises(ValueError):
+        bytes(image)  # released with the map
+
+
+def test_a_view_still_held_does_not_turn_a_refusal_into_a_buffer_error() -> None:
+    spool, scan = spooled(BODY, b"b")
+    kept: list[memoryview] = []
+    # What the body raised comes out, not a BufferError.
+    with spool, pytest.raises(LookupError), spooled_form(spool, scan) as form:
+        assert form.image is not None
+        kept.append(memoryview(form.image)[:10])  # as a traceback's frame might
+        raise LookupError
+    assert bytes(kept[0]) == IMAGE[:10]  # the map lives on while it is held
