@@ -17,8 +17,10 @@ size of the largest EPS the engine wrote in issue 15). Then, from a separate pro
 
 Meanwhile another client reads its job (`GET /v1/jobs/{id}`, kept-alive) in a loop. Printed:
 the API process's RSS before the load and at its peak (sampled every 0.25 s), the reads'
-median and p99 latency before and under the load, and what the attackers saw (how often
-the server cut them off, the padded uploads' answers and their time).
+p50, p95 and p99 latency before and under the load, and what the attackers saw (how often
+the server cut them off, the padded uploads' answers, their time and the MB/s of them the
+server took in). Before the load, one padded upload alone gives the time from its last
+64 KiB to its answer (`answer_after_last_byte`).
 
 `--scale` multiplies every attacker count (0.25: 8 slow uploads, 10 downloads, 375
 trickles, 1 padded JPEG). `--compare-with /path/to/other/src` first runs the same load
@@ -285,9 +287,39 @@ def read_latencies(client: httpx.Client, path: str, seconds: float) -> list[floa
     return samples
 
 
-def _summary(samples: list[float]) -> tuple[float, float]:
+def _summary(samples: list[float]) -> tuple[float, float, float]:
+    """The median, p95 and p99 of `samples`."""
     ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+    def at(share: float) -> float:
+        return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+    return statistics.median(ordered), at(0.95), at(0.99)
+
+
+def answer_after_last_byte(port: int, key: str, times: int = 5) -> list[float]:
+    """Milliseconds from the last piece of a padded 30 MB JPEG upload to its answer's
+    status line, the upload alone: all but its last 64 KiB is sent, the server is given
+    3 s to read what it has, then the last piece goes. What is measured is what the server
+    does once it has the whole body (and reads 64 KiB), not how fast it takes a body in."""
+    data = multipart(padded_jpeg())
+    head = (
+        f"POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+        f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    found: list[float] = []
+    for _ in range(times):
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(head + data[: -64 * 1024])
+            time.sleep(3.0)
+            sock.sendall(data[-64 * 1024 :])
+            sent = time.perf_counter()
+            line = sock.makefile("rb").readline()
+            found.append((time.perf_counter() - sent) * 1000)
+            if b" 422 " not in line:
+                raise RuntimeError(f"the padded upload was answered {line!r}")
+    return found
 
 
 def one_run(src: Path, seconds: float, number: dict[str, int]) -> dict[str, Any]:
@@ -316,6 +348,7 @@ def one_run(src: Path, seconds: float, number: dict[str, int]) -> dict[str, Any]
             own = reader.submit(png()).json()["id"]
             path = f"/v1/jobs/{own}"
             read_latencies(reader, path, 2.0)  # warm up
+            after_last_byte = answer_after_last_byte(server.port, attacker.key)
             rss_before = rss_kib(pid)
             peak_detail = [memory_detail(pid)]
             quiet = read_latencies(reader, path, 5.0)
@@ -350,16 +383,17 @@ def one_run(src: Path, seconds: float, number: dict[str, int]) -> dict[str, Any]
         finally:
             server.stop()
         cut_offs = server_cut_offs(server.log_path.read_text(errors="replace"))
-    quiet_median, quiet_p99 = _summary(quiet)
-    loaded_median, loaded_p99 = _summary(loaded)
+    padded_bytes = sum(statuses.values()) * len(multipart(padded_jpeg()))
     return {
         "src": str(src),
         "rss_before_mib": rss_before / 1024,
         "rss_peak_mib": peak[0] / 1024,
         "rss_after_mib": rss_after / 1024,
         "rss_peak_detail": peak_detail[0],
-        "reads_quiet_ms": (quiet_median, quiet_p99, len(quiet)),
-        "reads_loaded_ms": (loaded_median, loaded_p99, len(loaded)),
+        "reads_quiet_ms": (*_summary(quiet), len(quiet)),
+        "reads_loaded_ms": (*_summary(loaded), len(loaded)),
+        "after_last_byte_ms": (statistics.median(after_last_byte), max(after_last_byte)),
+        "padded_mb_per_s": padded_bytes / 1e6 / seconds,
         "attackers": seen,
         "server_cut_offs": cut_offs,
         "padded_statuses": statuses,
@@ -375,13 +409,19 @@ def report(result: dict[str, Any]) -> None:
         f"{result['rss_peak_mib']:.0f} MiB ({result['rss_peak_detail']}), after "
         f"{result['rss_after_mib']:.0f} MiB"
     )
-    print(f"  reads, quiet:       median {quiet[0]:.1f} ms, p99 {quiet[1]:.1f} ms ({quiet[2]})")
-    print(f"  reads, under load:  median {loaded[0]:.1f} ms, p99 {loaded[1]:.1f} ms ({loaded[2]})")
+    for what, (p50, p95, p99, count) in (("quiet:      ", quiet), ("under load:", loaded)):
+        print(f"  reads, {what} p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms ({count})")
+    alone = result["after_last_byte_ms"]
+    print(
+        f"  a padded JPEG alone: answered {alone[0]:.0f} ms median, {alone[1]:.0f} ms at most "
+        "after its last 64 KiB was sent"
+    )
     padded = result["padded_ms"]
     if padded is not None:
         print(
-            f"  padded JPEGs: answers {result['padded_statuses']}, answered "
-            f"{padded[0]:.0f} ms median, {padded[1]:.0f} ms at most after the upload was sent"
+            f"  padded JPEGs under load: answers {result['padded_statuses']} "
+            f"({result['padded_mb_per_s']:.0f} MB/s taken in), answered {padded[0]:.0f} ms "
+            f"median, {padded[1]:.0f} ms at most after the upload was sent"
         )
     for what, count in sorted(result["attackers"].items()):
         print(f"  attackers saw: {what}: {count}")

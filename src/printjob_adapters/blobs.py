@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from printjob_core.ports import ImageBytes
+
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _TEMP_PREFIX = ".tmp-"
 FILE_MODE = 0o600
@@ -62,7 +64,7 @@ class FilesystemBlobStore:
     def path(self, key: str) -> Path:
         return self.root.joinpath(*check_key(key))
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: ImageBytes) -> None:
         target = self.path(key)
         make_private_dirs(target.parent)
         fd, temp_name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=target.parent)

@@ -39,6 +39,7 @@ from printjob_core.ports import (
     BlobReader,
     BlobStore,
     Engine,
+    ImageBytes,
     ImageInfo,
     ImageProbe,
     PasswordHasher,
@@ -183,7 +184,7 @@ class LazyProbe:
     def __init__(self) -> None:
         self._probe: ImageProbe | None = None
 
-    def probe(self, data: bytes) -> ImageInfo:
+    def probe(self, data: ImageBytes) -> ImageInfo:
         if self._probe is None:
             self._probe = default_probe()
         return self._probe.probe(data)
@@ -202,7 +203,7 @@ class LazyBlobs:
             self._store = FilesystemBlobStore(self._root)
         return self._store
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: ImageBytes) -> None:
         self._blobs().put(key, data)
 
     def get(self, key: str) -> bytes:

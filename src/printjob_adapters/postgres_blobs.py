@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from printjob_adapters.blobs import check_key
 from printjob_adapters.postgres import PostgresStorage
+from printjob_core.ports import ImageBytes
 
 _PUT = (
     "INSERT INTO blobs (key, data, created_at) VALUES (%s, %b, now()) "
@@ -82,7 +83,7 @@ class PostgresBlobStore:
     def __init__(self, storage: PostgresStorage) -> None:
         self.storage = storage
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: ImageBytes) -> None:
         check_key(key)
         with self.storage.connection() as conn:
             conn.execute(_PUT, (key, data))

@@ -44,7 +44,7 @@ from printjob_core.model import (
     Size,
 )
 from printjob_core.options import IMAGE_FIELD, parse_options
-from printjob_core.ports import CancelCheck, ImageInfo, ProgressCallback
+from printjob_core.ports import CancelCheck, ImageBytes, ImageInfo, ProgressCallback
 
 #: Output formats by file name suffix, for `trace_file` without a `format`.
 FORMATS_BY_SUFFIX = {f".{fmt.value}": fmt for fmt in OutputFormat}
@@ -135,7 +135,7 @@ class TracingEngine:
 class PillowImageProbe:
     """The core's `ImageProbe` port: format and size from the header, nothing decoded."""
 
-    def probe(self, data: bytes) -> ImageInfo:
+    def probe(self, data: ImageBytes) -> ImageInfo:
         try:
             header = engine.probe(data)
         except engine.ImageTooLarge as exc:

@@ -38,6 +38,7 @@ from printjob_core.ports import (
     AccountRepository,
     DownloadRepository,
     IdempotencyRepository,
+    ImageBytes,
     ImageInfo,
     InviteRepository,
     JobRepository,
@@ -140,7 +141,7 @@ class FakeBlobStore:
     def __init__(self) -> None:
         self.blobs: dict[str, bytes] = {}
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: ImageBytes) -> None:
         self.blobs[key] = bytes(data)
 
     def get(self, key: str) -> bytes:
@@ -188,8 +189,8 @@ class FakeRateLimiter:
 class FakeImageProbe:
     """Reads a tiny made-up header: b"IMG <format> <width> <height>"."""
 
-    def probe(self, data: bytes) -> ImageInfo:
-        parts = data.split(b" ", 4)
+    def probe(self, data: ImageBytes) -> ImageInfo:
+        parts = bytes(data[:64]).split(b" ", 4)
         if len(parts) < 4 or parts[0] != b"IMG":
             raise UnsupportedImage("not an openable PNG, JPEG, GIF, BMP or WebP image")
         return ImageInfo(parts[1].decode(), int(parts[2]), int(parts[3]))

@@ -61,6 +61,13 @@ class IdSource(Protocol):
         ...
 
 
+#: An upload's bytes as the core is handed them: in memory, or a view of the spool file
+#: the shell received them into (a `memoryview` of its map), so that a refused upload is
+#: never copied and an accepted one is copied once, into the blob store. The core only
+#: measures, hashes and hands them on.
+ImageBytes = bytes | memoryview
+
+
 class BlobReader(Protocol):
     """One stored blob, read a piece at a time: a download streams it and never holds it
     whole (forty unread downloads of a 42 MB result held 1.6 GB when it did)."""
@@ -84,7 +91,9 @@ class BlobStore(Protocol):
     blobs: one directory, a shared volume, or the shared database.
     """
 
-    def put(self, key: str, data: bytes) -> None: ...
+    def put(self, key: str, data: ImageBytes) -> None:
+        """Store `data` under `key`, written from the buffer as it is (no copy of it first)."""
+        ...
 
     def get(self, key: str) -> bytes:
         """The stored bytes; `KeyError` when there are none."""
@@ -423,8 +432,9 @@ class ImageInfo:
 class ImageProbe(Protocol):
     """Reads an upload's header to learn its format and size before anything decodes it."""
 
-    def probe(self, data: bytes) -> ImageInfo:
-        """Raise `UnsupportedImage` (or `ImageTooLarge` for a decompression bomb)."""
+    def probe(self, data: ImageBytes) -> ImageInfo:
+        """Raise `UnsupportedImage` (or `ImageTooLarge` for a decompression bomb); reads
+        `data` in place, only as far as the header goes."""
         ...
 
 

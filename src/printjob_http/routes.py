@@ -68,11 +68,16 @@ async def _refuse(shell: Shell, account: Account, error: ProblemError) -> Proble
 
 
 async def _read_body(
-    request: Request[Any, Any, Any], shell: Shell, account: Account, spool: BinaryIO
-) -> int:
-    """The body spooled (`spooling.read_body`); a size refusal still counts as a submission."""
+    request: Request[Any, Any, Any],
+    shell: Shell,
+    account: Account,
+    spool: BinaryIO,
+    boundary: bytes,
+) -> multipart.DelimiterScan:
+    """The body spooled (`spooling.read_body`); a refusal while it arrives (its size, or
+    no turn to receive it) still counts as a submission."""
     try:
-        return await spooling.read_body(request, shell.policy, spool)
+        return await spooling.read_body(request, shell.policy, spool, boundary)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
 
@@ -80,17 +85,16 @@ async def _read_body(
 def _parse_and_submit(
     shell: Shell,
     account: Account,
-    content_type: str | None,
     spool: BinaryIO,
-    size: int,
+    scan: multipart.DelimiterScan,
     key: str | None,
     request_id: str | None,
 ) -> Submission:
     try:
-        return _submit_spooled(shell, account, content_type, spool, size, key, request_id)
+        return _submit_spooled(shell, account, spool, scan, key, request_id)
     except ProblemError as error:
-        # A refusal's traceback holds the frames that held the image (30 MB): cut loose,
-        # it is freed now, not whenever the garbage collector next finds the cycle.
+        # A refusal's traceback holds the frames that held the image's view of the spool
+        # file: cut loose, the map is closed now, not whenever the collector finds it.
         error.__traceback__ = error.__cause__ = error.__context__ = None
         raise error from None
 
@@ -98,17 +102,21 @@ def _parse_and_submit(
 def _submit_spooled(
     shell: Shell,
     account: Account,
-    content_type: str | None,
     spool: BinaryIO,
-    size: int,
+    scan: multipart.DelimiterScan,
     key: str | None,
     request_id: str | None,
 ) -> Submission:
+    parsed = False
     try:
-        form = spooling.parse_spooled(content_type, spool, size)
+        with spooling.spooled_form(spool, scan) as form:
+            parsed = True
+            # The image is a view of the spool file: checked in place, stored from it.
+            return shell.submissions.submit(account, form.fields, form.image, key, request_id)
     except ProblemError as error:
+        if parsed:
+            raise  # `submit` counted the submission itself
         raise shell.submissions.refuse(account, error) from None
-    return shell.submissions.submit(account, form.fields, form.image, key, request_id)
 
 
 @post("/v1/jobs", status_code=202)
@@ -116,13 +124,13 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
     account = await _authenticate(request, shell)
     content_type = request.headers.get("content-type")
     try:
-        multipart.boundary_of(content_type)
+        boundary = multipart.boundary_of(content_type)
     except ProblemError as error:
         raise await _refuse(shell, account, error) from None
     await in_thread(shell.submissions.refuse_when_over_limit, account)
     with await in_thread(spooling.spool_file, shell.spool_dir) as spool:
         try:
-            size = await _read_body(request, shell, account, spool)
+            scan = await _read_body(request, shell, account, spool, boundary)
         except spooling.ClientDisconnected:
             log.info("client went away during its upload to %s; nothing stored", request.url.path)
             await in_thread(shell.submissions.abandoned, account)
@@ -130,7 +138,7 @@ async def submit_job(request: Request[Any, Any, Any], shell: Injected) -> ASGIAp
         key = request.headers.get(IDEMPOTENCY_KEY_HEADER)
         request_id = request.scope.get(REQUEST_ID)
         submission = await in_thread(
-            _parse_and_submit, shell, account, content_type, spool, size, key, request_id
+            _parse_and_submit, shell, account, spool, scan, key, request_id
         )
     job = submission.job
     extra = {"Location": f"{shell.api_base(request.scope)}/v1/jobs/{job.id}"}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import warnings
+from typing import IO, Any
 
 import attrs
 import numpy as np
@@ -60,16 +61,17 @@ class ImageHeader:
     height: int
 
 
-def probe(data: bytes) -> ImageHeader:
+def probe(data: bytes | memoryview) -> ImageHeader:
     """The header's format and (upright) size, nothing decoded; no size rule applied
-    beyond the decompression-bomb guard."""
-    image = _open(data)
-    width, height = image.size
-    # Only JPEG and WebP carry EXIF in their header; asking a PNG for it would make
-    # Pillow read the whole file. The size rules do not depend on the turn anyway.
-    if image.format in _EXIF_IN_HEADER and _orientation(image) in _QUARTER_TURNS:
-        width, height = height, width
-    return ImageHeader(format=_format(image), width=width, height=height)
+    beyond the decompression-bomb guard. `data` is read in place (a view of a mapped
+    file stays one: only the header's pages are touched)."""
+    with _open(data) as image:
+        width, height = image.size
+        # Only JPEG and WebP carry EXIF in their header; asking a PNG for it would make
+        # Pillow read the whole file. The size rules do not depend on the turn anyway.
+        if image.format in _EXIF_IN_HEADER and _orientation(image) in _QUARTER_TURNS:
+            width, height = height, width
+        return ImageHeader(format=_format(image), width=width, height=height)
 
 
 def decode(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> RGBA:
@@ -111,14 +113,55 @@ def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) ->
         )
 
 
-def _open(data: bytes) -> Image.Image:
+class _ViewFile(io.RawIOBase):
+    """A read-only file over a buffer, for Pillow to read a header from: `io.BytesIO`
+    would first copy the whole buffer (30 MB for a header of a few KB)."""
+
+    def __init__(self, data: memoryview) -> None:
+        super().__init__()
+        self._view = data.cast("B") if data.format != "B" else memoryview(data)
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        size = max(0, min(len(target), len(self._view) - self._at))
+        target[:size] = self._view[self._at : self._at + size]
+        self._at += size
+        return size
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._at, io.SEEK_END: len(self._view)}[whence]
+        self._at = max(0, base + offset)
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def close(self) -> None:
+        if not self.closed:
+            self._view.release()  # this file's own view: the caller's stays usable
+        super().close()
+
+
+def _file_of(data: bytes | memoryview) -> IO[bytes]:
+    if isinstance(data, memoryview):
+        return io.BufferedReader(_ViewFile(data))
+    return io.BytesIO(data)  # shares the bytes (copy on write): no copy
+
+
+def _open(data: bytes | memoryview) -> Image.Image:
     """Open the header only, refusing bombs, padded headers and formats outside the
     contract."""
     check_structure(data)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
+            image = Image.open(_file_of(data))
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise ImageTooLarge(
             "The image declares too many pixels to decode safely; "

@@ -16,6 +16,7 @@ only job is the budget. Cost: O(pieces) steps, at most `MAX_HEADER_PIECES`.
 
 from __future__ import annotations
 
+import re
 import struct
 
 from printjob_adapters.engine.errors import UnsupportedImage
@@ -36,19 +37,24 @@ _JPEG_SOI = b"\xff\xd8"
 #: JPEG markers that stand alone, with no length after them (TEM, RST0-7, SOI, EOI).
 _STANDALONE = frozenset({0x01, *range(0xD0, 0xDA)})
 _JPEG_SOS = 0xDA
+#: The next marker's 0xFF: a pattern, since a `memoryview` has no `find` (`re` searches
+#: any buffer in place, at C speed).
+_MARKER = re.compile(b"\xff")
 _REDO = "Save it again from an image editor (which drops the padding) and send it again."
 
 
-def check_structure(data: bytes) -> None:
+def check_structure(data: bytes | memoryview) -> None:
     """Refuse (`UnsupportedImage`) an image whose header is padded past the budget.
 
-    Formats other than JPEG, PNG and GIF have fixed-size headers (BMP) or are parsed in C
-    (WebP), and pass unchecked."""
-    if data.startswith(_JPEG_SOI):
+    `data` is read in place (a view of a mapped file included). Formats other than JPEG,
+    PNG and GIF have fixed-size headers (BMP) or are parsed in C (WebP), and pass
+    unchecked."""
+    start = bytes(data[:8])
+    if start.startswith(_JPEG_SOI):
         _check_jpeg(data)
-    elif data.startswith(_PNG_SIGNATURE):
+    elif start.startswith(_PNG_SIGNATURE):
         _check_png(data)
-    elif data.startswith(_GIF_SIGNATURES):
+    elif start.startswith(_GIF_SIGNATURES):
         _check_gif(data)
 
 
@@ -66,7 +72,7 @@ def _too_long(where: int) -> UnsupportedImage:
     )
 
 
-def _check_jpeg(data: bytes) -> None:
+def _check_jpeg(data: bytes | memoryview) -> None:
     """Markers from SOI to SOS, the way Pillow's JPEG reader steps through them."""
     position, pieces, stray, size = 2, 0, 0, len(data)
     while position < size:
@@ -74,8 +80,8 @@ def _check_jpeg(data: bytes) -> None:
             raise _too_long(position)
         if data[position] != 0xFF:
             # Pillow skips junk one byte at a time: count the run, found at C speed.
-            marker_at = data.find(b"\xff", position)
-            end = size if marker_at < 0 else marker_at
+            found = _MARKER.search(data, position)
+            end = size if found is None else found.start()
             stray += end - position
             position = end
         else:
@@ -102,7 +108,7 @@ def _check_jpeg(data: bytes) -> None:
             raise _too_many("marker segments", MAX_HEADER_PIECES)
 
 
-def _check_png(data: bytes) -> None:
+def _check_png(data: bytes | memoryview) -> None:
     """Chunks from the signature to the first IDAT; IHDR must come first (PNG 5.6)."""
     position, pieces, size = len(_PNG_SIGNATURE), 0, len(data)
     while position + 8 <= size:
@@ -122,7 +128,7 @@ def _check_png(data: bytes) -> None:
             raise _too_long(position)
 
 
-def _check_gif(data: bytes) -> None:
+def _check_gif(data: bytes | memoryview) -> None:
     """Blocks from the screen descriptor to the first image descriptor."""
     size = len(data)
     if size < 13:

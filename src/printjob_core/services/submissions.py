@@ -37,7 +37,7 @@ from printjob_core.image_rules import check_image
 from printjob_core.limits import Policy, submissions_bucket, website_submissions_bucket
 from printjob_core.model import Account, Job, JobChannel, JobOptions, JobStatus
 from printjob_core.options import IMAGE_FIELD, check_fields, parse_idempotency_key, parse_options
-from printjob_core.ports import UnitOfWork
+from printjob_core.ports import ImageBytes, UnitOfWork
 from printjob_core.services.access import Access
 from printjob_core.services.common import Ports, save_hold, stored_account
 from printjob_core.services.jobs import POLL_RETRY_AFTER
@@ -157,13 +157,15 @@ class Submissions:
         self,
         account: Account,
         fields: Iterable[tuple[str, str]],
-        image: bytes | None,
+        image: ImageBytes | None,
         idempotency_key: str | None = None,
         request_id: str | None = None,
     ) -> Submission:
         """Accept an image for conversion, checks in the order of REFUSAL_ORDER.
 
-        `request_id` (the request's `X-Request-Id`) is kept with the job for the logs."""
+        `request_id` (the request's `X-Request-Id`) is kept with the job for the logs.
+        `image` may be a view of the shell's spool file: it is read in place (checked,
+        hashed) and copied only into the blob store, once it has passed the checks."""
         self.access.count_submission(account)
         options = parse_options(check_fields(fields))
         key = parse_idempotency_key(idempotency_key)
@@ -269,7 +271,7 @@ class Submissions:
                 self.ports.blobs.delete(image_key)
         return job
 
-    def _check_upload(self, image: bytes) -> None:
+    def _check_upload(self, image: ImageBytes) -> None:
         """The upload's size in bytes, then its header (pixels, sides, format)."""
         if len(image) > self.policy.max_upload_bytes:
             raise ImageTooLarge(

@@ -8,7 +8,7 @@ wording, as an API client (`printjob_core.options`, `printjob_http.multipart`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import parse_qsl
 
 import attrs
@@ -81,16 +81,24 @@ async def read_upload(
     refusal = declared_length_refusal(request.headers.get("content-length"), policy)
     if refusal is not None:
         raise refusal
-    content_type = request.headers.get("content-type")
-    multipart.boundary_of(content_type)
+    boundary = multipart.boundary_of(request.headers.get("content-type"))
     with await in_thread(spooling.spool_file, spool_dir) as spool:
-        size = await spooling.read_body(request, policy, spool)
-        form = await in_thread(spooling.parse_spooled, content_type, spool, size)
+        scan = await spooling.read_body(request, policy, spool, boundary)
+        form, image = await in_thread(_copied_out, spool, scan)
     fields: dict[str, str] = {}
     for name, value in form.fields:
         fields.setdefault(name, value)
     token = fields.pop(CSRF_FIELD, None)
-    return Upload(form.image, form.image_filename[:200], fields, token)
+    return Upload(image, form.image_filename[:200], fields, token)
+
+
+def _copied_out(
+    spool: BinaryIO, scan: multipart.DelimiterScan
+) -> tuple[multipart.Form, bytes | None]:
+    """The spooled form, and its image copied out of the spool file's map: the page is
+    rendered after the spool file is gone."""
+    with spooling.spooled_form(spool, scan) as form:
+        return form, None if form.image is None else bytes(form.image)
 
 
 def require_image(upload: Upload) -> bytes:

@@ -86,3 +86,22 @@ def test_ordinary_images_pass(fmt: str) -> None:
     data = encode(Image.new("RGB", (40, 30), (1, 2, 3)), fmt)
     check_structure(data)
     assert (probe(data).width, probe(data).height) == (40, 30)
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "GIF"])
+def test_a_view_of_a_larger_buffer_is_read_in_place_as_bytes_are(fmt: str) -> None:
+    data = {"JPEG": JPEG, "PNG": PNG, "GIF": GIF}[fmt]
+    # The image in the middle of something larger, as a part of a spooled upload is.
+    around = memoryview(b"--before--" + data + b"--after--")
+    view = around[10 : 10 + len(data)]
+    assert probe(view) == probe(data)
+    view.release()
+    around.release()  # nothing kept a view of it: releasing would raise BufferError
+
+
+def test_a_padded_view_is_refused_as_padded_bytes_are() -> None:
+    padded = JPEG[:2] + segment(0xE1, b"") * (MAX_HEADER_PIECES + 1) + JPEG[2:]
+    with pytest.raises(engine.UnsupportedImage, match="marker segments"):
+        check_structure(memoryview(padded))
+    with pytest.raises(engine.UnsupportedImage, match="stray bytes"):
+        check_structure(memoryview(JPEG[:2] + b"\x00" * (MAX_STRAY_BYTES * 4) + JPEG[2:]))

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import mmap
+from pathlib import Path
+
 import httpx
 import pytest
 
 from printjob_core.errors import InvalidParameter
-from printjob_http.multipart import boundary_of, header_params, parse
+from printjob_http.multipart import (
+    MAX_PARTS,
+    DelimiterScan,
+    boundary_of,
+    header_params,
+    parse,
+    split,
+)
 
 
 def encode(files: object = None, data: object = None) -> tuple[bytes, str]:
@@ -110,3 +120,66 @@ def test_header_params() -> None:
         "name": "a;b",
         "filename": 'x"y.png',
     }
+
+
+def scanned(body: bytes, boundary: bytes, piece: int) -> DelimiterScan:
+    scan = DelimiterScan(boundary)
+    for start in range(0, len(body), piece):
+        scan.feed(body[start : start + piece])
+    scan.finish()
+    return scan
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7, 16, 1000])
+def test_delimiters_cut_by_any_piece_boundary_are_found(piece: int) -> None:
+    image = b"\x89PNG\r\n--not-the-boundary\r\n\r\n\xff" * 5
+    body, content_type = encode(
+        files={"image": ("a.png", image, "image/png")}, data={"format": "svg", "colors": "4"}
+    )
+    boundary = boundary_of(content_type)
+    scan = scanned(body, boundary, piece)
+    whole = scanned(body, boundary, len(body))
+    assert scan.positions == whole.positions and len(scan.positions) == 4
+    assert scan.closed and scan.size == len(body)
+    form = split(body, scan)
+    assert form.image == image
+    assert form.fields == [("format", "svg"), ("colors", "4")]
+
+
+def test_nothing_after_the_closing_delimiter_is_searched() -> None:
+    body = b'--b\r\nContent-Disposition: form-data; name="format"\r\n\r\nsvg\r\n--b--\r\n'
+    scan = DelimiterScan(b"b")
+    scan.feed(body)
+    scan.feed(b"\r\n--b\r\n" * 1000)  # an epilogue full of delimiters
+    scan.finish()
+    assert scan.positions == [0, body.index(b"--b--")]
+    assert split(body, scan).fields == [("format", "svg")]
+
+
+def test_a_body_cut_right_after_a_delimiter_is_refused() -> None:
+    body = b'--b\r\nContent-Disposition: form-data; name="format"\r\n\r\nsvg\r\n--b'
+    with pytest.raises(InvalidParameter) as error:
+        split(body, scanned(body, b"b", 5))
+    assert "other text" in error.value.detail
+
+
+def test_more_parts_than_any_submission_has_are_refused() -> None:
+    part = b'\r\n--b\r\nContent-Disposition: form-data; name="x"\r\n\r\n1'
+    body = part[2:] + part * (MAX_PARTS + 5) + b"\r\n--b--\r\n"
+    scan = scanned(body, b"b", 4096)
+    assert len(scan.positions) == MAX_PARTS + 1  # it stopped looking
+    with pytest.raises(InvalidParameter) as error:
+        split(body, scan)
+    assert error.value.param == "image" and f"more than {MAX_PARTS} parts" in error.value.detail
+
+
+def test_the_image_of_a_mapped_body_is_a_view_not_a_copy(tmp_path: Path) -> None:
+    image = bytes(range(256)) * 1000
+    body, content_type = encode(files={"image": ("a.png", image, "image/png")})
+    path = tmp_path / "spool"
+    path.write_bytes(body)
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        form = split(m, scanned(body, boundary_of(content_type), 65536))
+        assert isinstance(form.image, memoryview)
+        assert form.image == image
+        form.image.release()
