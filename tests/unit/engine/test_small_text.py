@@ -17,6 +17,9 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from PIL import Image, ImageDraw, ImageFont
 
 from printjob_adapters.engine import small_text
@@ -136,3 +139,51 @@ def test_an_explicit_colour_count_is_kept_with_small_text(colors: int, jpeg: boo
     if jpeg:
         image = hard_synthetic.jpeg(image, 75)
     assert trace(_png(image), TraceOptions(colors=colors)).colors == colors
+
+
+# The stage's own labelling, erosion and dilation keep SciPy out of a flat logo's trace;
+# they must give exactly what `scipy.ndimage` gives (SciPy stays a test dependency).
+
+masks = hnp.arrays(np.bool_, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=24))
+
+
+@given(masks)
+@settings(max_examples=200, deadline=None)
+def test_label8_numbers_boxes_and_areas_as_scipy_does(mask: np.ndarray) -> None:
+    from scipy import ndimage
+
+    found, n, extent, area = small_text._label8(mask)
+    expected, count = ndimage.label(mask, structure=np.ones((3, 3), dtype=bool))
+    assert n == count
+    assert (found == expected).all()
+    boxes = ndimage.find_objects(expected)
+    assert extent.tolist() == [[b[0].start, b[0].stop, b[1].start, b[1].stop] for b in boxes]
+    assert area.tolist() == np.bincount(expected.ravel(), minlength=count + 1)[1:].tolist()
+
+
+@given(masks)
+@settings(max_examples=200, deadline=None)
+def test_erosion_is_scipys_5x5_binary_erosion(mask: np.ndarray) -> None:
+    from scipy import ndimage
+
+    eroded = small_text._erode(small_text._erode(mask, axis=1), axis=0)
+    assert (eroded == ndimage.binary_erosion(mask, structure=np.ones((5, 5), dtype=bool))).all()
+
+
+@given(
+    hnp.arrays(
+        np.int32,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=24),
+        elements=st.integers(0, 6),
+    ),
+    st.sampled_from([1, 2]),
+)
+@settings(max_examples=200, deadline=None)
+def test_dilation_is_scipys_grey_dilation_on_component_maps(
+    component: np.ndarray, reach: int
+) -> None:
+    from scipy import ndimage
+
+    side = 2 * reach + 1
+    expected = ndimage.grey_dilation(component, size=(side, side))
+    assert (small_text._dilate(component, reach) == expected).all()
