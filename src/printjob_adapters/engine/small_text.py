@@ -228,12 +228,17 @@ def _label8(mask: BoolArray) -> tuple[IntArray, int, npt.NDArray[np.int64], npt.
     comps = label_components(np.where(mask, 0, -1).astype(np.int32))
     ids = comps.ids()
     flat = ids.ravel()
-    # Diagonal neighbours on the mask in different 4-components join: down-right pairs
-    # (y, x)-(y+1, x+1) and down-left pairs (y, x+1)-(y+1, x).
+    # Diagonal neighbours on the mask join: down-right pairs (y, x)-(y+1, x+1) and
+    # down-left pairs (y, x+1)-(y+1, x). Only pairs whose two other corners are both off
+    # the mask can be in different 4-components, so only those are listed (few).
+    top_left, top_right = mask[:-1, :-1], mask[:-1, 1:]
+    low_left, low_right = mask[1:, :-1], mask[1:, 1:]
+    apart = ~top_right & ~low_left
+    across = ~top_left & ~low_right
     pairs = []
     for corner, offset, step in (
-        (mask[:-1, :-1] & mask[1:, 1:], 0, w + 1),
-        (mask[:-1, 1:] & mask[1:, :-1], 1, w - 1),
+        (top_left & low_right & apart, 0, w + 1),
+        (top_right & low_left & across, 1, w - 1),
     ):
         y, x = np.nonzero(corner)
         upper = y * w + x + offset
@@ -253,7 +258,7 @@ def _label8(mask: BoolArray) -> tuple[IntArray, int, npt.NDArray[np.int64], npt.
     number = np.zeros(count, dtype=np.int32)
     number[order] = 1 + np.arange(len(order), dtype=np.int32)
     per_id = np.where(on, number[group], 0).astype(np.int32)
-    found: IntArray = per_id[ids]
+    found: IntArray = comps.spread(per_id)
     n = len(order)
     # Boxes and areas from the runs of the map: each run is one row, one column span.
     lengths = comps.run_length
