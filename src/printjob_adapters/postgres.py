@@ -404,16 +404,6 @@ class PostgresStorage:
         """A PostgreSQL read is a network round trip: it never runs on the event loop."""
         return None
 
-    def _explain_unreachable(self) -> None:
-        """After the pool gave up opening: one direct attempt, so that a server that is
-        down or a wrong address is reported as such (with psycopg's reason) rather than
-        as a pool that timed out. Returns when the server answers (the pool was merely
-        slow: the caller's busy error stands)."""
-        try:
-            psycopg.connect(self.url, connect_timeout=5).close()
-        except psycopg.Error as exc:
-            raise busy("the database could not be reached") from exc
-
     @contextmanager
     def connection(self) -> Iterator[Connection]:
         """A pooled autocommit connection, for maintenance and tests."""
