@@ -60,6 +60,11 @@ MIN_HEIGHT = 3
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
 MIN_CONTRAST = 60.0
+#: Largest box (input pixels) around the letters that is zoomed and traced at `SCALE`:
+#: the zoomed arrays and their trace grow with it (SCALE² times), so past it the stage
+#: leaves the text to the ordinary tracer rather than hold gigabytes (a 3 MP image of
+#: letter-sized specks would zoom to 27 MP). A screenshot of 1000 x 500 is within it.
+MAX_BOX_PIXELS = 500_000
 #: Lowest coverage ever taken for ink when cutting the zoomed letters (`_cut`).
 LEAST_CUT = 0.2
 #: Largest lightness difference (mean of the sRGB channels) between a pixel and its
@@ -421,7 +426,8 @@ def glyph_labels(
     paper = letters.paper[np.maximum(whose, 1) - 1]
     shown = np.where(ink, labels, paper)
     rgba = np.empty((*labels.shape, 4), dtype=np.uint8)
-    rgba[..., :3] = np.clip(np.rint(palette[shown]), 0, 255).astype(np.uint8)
+    # Colours looked up as bytes: a float copy of the zoomed box would be 24 bytes a pixel.
+    rgba[..., :3] = np.clip(np.rint(palette), 0, 255).astype(np.uint8)[shown]
     rgba[..., 3] = 255
     return Glyphs(labels=labels, rgba=rgba, x0=x0, y0=y0)
 
@@ -516,7 +522,7 @@ def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOver
     labels = np.asarray(segmentation.labels, dtype=np.int32)
     palette = np.asarray(segmentation.palette, dtype=np.float64)
     letters = find_letters(labels, rgba, palette)
-    if letters is None:
+    if letters is None or _box_pixels(letters.component) > MAX_BOX_PIXELS:
         return None
     letters = _ink_in_palette(letters, palette)
     if letters is None:
@@ -534,6 +540,15 @@ def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOver
         glyphs=glyphs,
         palette=palette,
     )
+
+
+def _box_pixels(component: IntArray) -> int:
+    """Pixels of the box around every letter. O(N)."""
+    rows = np.flatnonzero(component.any(axis=1))
+    cols = np.flatnonzero(component.any(axis=0))
+    if len(rows) == 0:
+        return 0
+    return int(rows[-1] - rows[0] + 1) * int(cols[-1] - cols[0] + 1)
 
 
 def draw_over(art: VectorArt, text: TextOverlay, checkpoint: Checkpoint) -> VectorArt:

@@ -187,3 +187,16 @@ def test_dilation_is_scipys_grey_dilation_on_component_maps(
     side = 2 * reach + 1
     expected = ndimage.grey_dilation(component, size=(side, side))
     assert (small_text._dilate(component, reach) == expected).all()
+
+
+def test_letters_over_a_box_too_large_to_zoom_are_left_to_the_tracer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Zooming the box around the letters holds SCALE² times its pixels, so past
+    `MAX_BOX_PIXELS` the stage steps aside (bounded memory: a 3 MP image of letter-sized
+    specks would zoom to 27 MP) and the letters are traced as the rest of the art."""
+    image = _text("sans", 8, (0, 0, 0), (255, 255, 255))
+    assert _overlay(image) is not None
+    monkeypatch.setattr(small_text, "MAX_BOX_PIXELS", image.width * image.height // 4)
+    assert _overlay(image) is None
+    assert trace(_png(image), TraceOptions()).colors == 2
