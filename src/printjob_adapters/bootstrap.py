@@ -206,6 +206,9 @@ class LazyBlobs:
     def put(self, key: str, data: ImageBytes) -> None:
         self._blobs().put(key, data)
 
+    def put_with_digest(self, key: str, data: ImageBytes) -> str:
+        return self._blobs().put_with_digest(key, data)
+
     def get(self, key: str) -> bytes:
         return self._blobs().get(key)
 

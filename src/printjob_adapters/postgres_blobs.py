@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from printjob_adapters.blobs import check_key
+from printjob_adapters.blobs import check_key, while_hashing
 from printjob_adapters.postgres import PostgresStorage
 from printjob_core.ports import ImageBytes
 
@@ -87,6 +87,10 @@ class PostgresBlobStore:
         check_key(key)
         with self.storage.connection() as conn:
             conn.execute(_PUT, (key, data))
+
+    def put_with_digest(self, key: str, data: ImageBytes) -> str:
+        """The digest is computed on another thread while the row is written."""
+        return while_hashing(data, lambda: self.put(key, data))
 
     def get(self, key: str) -> bytes:
         check_key(key)

@@ -144,6 +144,10 @@ class FakeBlobStore:
     def put(self, key: str, data: ImageBytes) -> None:
         self.blobs[key] = bytes(data)
 
+    def put_with_digest(self, key: str, data: ImageBytes) -> str:
+        self.put(key, data)
+        return hashlib.sha256(data).hexdigest()
+
     def get(self, key: str) -> bytes:
         return self.blobs[key]
 

@@ -95,6 +95,12 @@ class BlobStore(Protocol):
         """Store `data` under `key`, written from the buffer as it is (no copy of it first)."""
         ...
 
+    def put_with_digest(self, key: str, data: ImageBytes) -> str:
+        """`put`, returning the SHA-256 (hex) of `data`: a store may compute it while the
+        write is made durable, rather than the caller reading a large upload once more
+        before it (an upload with an Idempotency-Key needs its digest)."""
+        ...
+
     def get(self, key: str) -> bytes:
         """The stored bytes; `KeyError` when there are none."""
         ...

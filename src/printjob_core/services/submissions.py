@@ -175,25 +175,32 @@ class Submissions:
                 param=IMAGE_FIELD,
             )
         self._check_upload(image)
+        now = self.ports.clock.now()
         # The image's digest serves only to tell a replay from a reused key: without a key
         # a 30 MB upload is not hashed at all.
-        key_fingerprint = (
-            idempotency.fingerprint(account.id, options, hashlib.sha256(image).hexdigest())
-            if key
-            else ""
-        )
-        now = self.ports.clock.now()
-
+        key_fingerprint = ""
         if key is not None:
-            # Cheap path for retries: a replay needs neither a blob write nor the write lock.
             with self.ports.reader() as uow:
-                replay = self._replay(uow, account.id, key, key_fingerprint)
-            if replay is not None:
-                return replay
+                seen = uow.idempotency.get(account.id, key)
+            if seen is not None:
+                # Likely a retry: hashed first, so that a replay needs neither a blob
+                # write nor the write lock.
+                digest = hashlib.sha256(image).hexdigest()
+                key_fingerprint = idempotency.fingerprint(account.id, options, digest)
+                with self.ports.reader() as uow:
+                    replay = self._replay(uow, account.id, key, key_fingerprint)
+                if replay is not None:
+                    return replay
 
         job_id = self.ports.ids.job_id()
         image_key = f"uploads/{job_id}"
-        self.ports.blobs.put(image_key, image)
+        if key is not None and not key_fingerprint:
+            # A new key: the digest is made while the blob is written (`put_with_digest`);
+            # the write transaction below checks for a replay again before anything else.
+            digest = self.ports.blobs.put_with_digest(image_key, image)
+            key_fingerprint = idempotency.fingerprint(account.id, options, digest)
+        else:
+            self.ports.blobs.put(image_key, image)
         keep_blob = False
         try:
             with self.ports.uow() as uow:

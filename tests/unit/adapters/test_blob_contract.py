@@ -10,6 +10,7 @@ PostgreSQL is the server `make test` starts (`PRINTJOB_TEST_DATABASE_URL`); neve
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -149,6 +150,16 @@ def test_a_large_blob_comes_back_exactly(blobs: BlobStore) -> None:
     data = os.urandom(20 * 1024 * 1024 + 7)  # incompressible, like a PNG upload
     blobs.put(UPLOAD, data)
     assert blobs.get(UPLOAD) == data
+
+
+def test_put_with_digest_stores_the_blob_and_gives_its_sha256(blobs: BlobStore) -> None:
+    data = bytes(range(256)) * 40_000  # 10 MB: hashed on another thread while stored
+    view = memoryview(bytearray(b"xx" + data + b"yy"))[2:-2]  # a view, as uploads are
+    digest = blobs.put_with_digest("uploads/job_hashed", view)
+    assert digest == hashlib.sha256(data).hexdigest()
+    assert blobs.get("uploads/job_hashed") == data
+    assert blobs.put_with_digest("uploads/job_empty", b"") == hashlib.sha256(b"").hexdigest()
+    assert blobs.get("uploads/job_empty") == b""
 
 
 def test_keys_lists_by_prefix_in_order(blobs: BlobStore) -> None:

@@ -271,3 +271,25 @@ def test_a_request_with_the_same_key_landing_meanwhile_makes_one_job(world: Worl
     assert len(world.store.state.jobs) == 1
     assert world.fresh(account).credits_held == 1
     assert world.uploads() == {first.job.image_key}
+
+
+def test_a_new_key_has_its_digest_made_while_the_upload_is_stored(world: World):
+    """A fresh keyed upload is hashed by the store while it is written (one pass over a
+    large upload, overlapped with the write); a retry is hashed first and writes nothing."""
+    account = world.account(credits=5)
+    real = world.blobs.put_with_digest
+    hashed_while_stored: list[str] = []
+
+    def spy(key: str, data: bytes) -> str:
+        hashed_while_stored.append(key)
+        return real(key, data)
+
+    world.blobs.put_with_digest = spy  # type: ignore[method-assign]
+    first = world.submit(account, [("format", "svg")], IMAGE, "fresh").job
+    assert hashed_while_stored == [first.image_key]
+    assert world.submit(account, [("format", "svg")], IMAGE, "fresh").job.id == first.id
+    assert hashed_while_stored == [first.image_key]
+    with pytest.raises(IdempotencyKeyReused):
+        world.submit(account, [("format", "png")], IMAGE, "fresh")
+    world.submit(account, [("format", "svg")], IMAGE)  # no key: plain `put`, no digest
+    assert hashed_while_stored == [first.image_key]
