@@ -107,8 +107,8 @@ def detail_mask(
         comps = label_components(labels)
     # Pixels with a 4-neighbour of another label: few in flat art, and the only places
     # where components of one label can touch at a corner.
-    boundary = np.flatnonzero(_boundary(labels))
-    group, groups = _corner_groups(comps, labels, boundary)
+    boundary = np.flatnonzero(boundary_mask(labels))
+    group, groups = corner_groups(comps, labels, boundary)
     comp_label = comps.label
     glabel = np.full(groups, -1, dtype=np.int32)
     glabel[group] = comp_label
@@ -457,7 +457,7 @@ def _pixels_where(comps: Components, wanted: BoolArray) -> npt.NDArray[np.intp]:
     return out
 
 
-def _corner_groups(
+def corner_groups(
     comps: Components, labels: IntArray, boundary: npt.NDArray[np.intp]
 ) -> tuple[IntArray, int]:
     """Each component's group when same-label components touching at a corner are joined
@@ -487,7 +487,7 @@ def _corner_groups(
     return group.astype(np.int32), int(groups)
 
 
-def _boundary(labels: IntArray) -> BoolArray:
+def boundary_mask(labels: IntArray) -> BoolArray:
     """Pixels with a 4-neighbour of another label (off the image counts as the same, so
     a stroke along the border is still thin): the complement of the region interiors.
     Two compares of neighbouring rows and columns, each marking both its pixels. O(N)."""

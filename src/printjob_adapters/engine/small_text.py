@@ -224,36 +224,17 @@ def _label8(mask: BoolArray) -> tuple[IntArray, int, npt.NDArray[np.int64], npt.
 
     Without SciPy, so that a trace with no small text never loads it: the 4-connected
     runs of `cleanup.label_components`, joined across diagonals by
-    `graphs.connected_components`; the boxes from the runs. O(N) for the map, then
+    `detail.corner_groups`; the boxes from the runs. O(N) for the map, then
     O(R log R) for R runs."""
-    from printjob_adapters.engine import graphs
     from printjob_adapters.engine.cleanup import label_components
+    from printjob_adapters.engine.detail import boundary_mask, corner_groups
 
     h, w = mask.shape
-    comps = label_components(np.where(mask, 0, -1).astype(np.int32))
-    ids = comps.ids()
-    flat = ids.ravel()
-    # Diagonal neighbours on the mask join: down-right pairs (y, x)-(y+1, x+1) and
-    # down-left pairs (y, x+1)-(y+1, x). Only pairs whose two other corners are both off
-    # the mask can be in different 4-components, so only those are listed (few).
-    top_left, top_right = mask[:-1, :-1], mask[:-1, 1:]
-    low_left, low_right = mask[1:, :-1], mask[1:, 1:]
-    apart = ~top_right & ~low_left
-    across = ~top_left & ~low_right
-    pairs = []
-    for corner, offset, step in (
-        (top_left & low_right & apart, 0, w + 1),
-        (top_right & low_left & across, 1, w - 1),
-    ):
-        y, x = np.nonzero(corner)
-        upper = y * w + x + offset
-        a, b = flat[upper], flat[upper + step]
-        join = a != b
-        pairs.append((a[join], b[join]))
+    labels = np.where(mask, 0, -1).astype(np.int32)
+    comps = label_components(labels)
+    # Components of the mask touching at a corner join, as the detail stage joins them.
+    group, _ = corner_groups(comps, labels, np.flatnonzero(boundary_mask(labels)))
     count = comps.count
-    _, group = graphs.connected_components(
-        count, np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
-    )
     # Number the groups in raster order of their first pixel; id 0 (off the mask) is 0.
     on = comps.label >= 0
     first = np.full(count, h * w, dtype=np.int64)
