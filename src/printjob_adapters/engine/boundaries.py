@@ -64,6 +64,9 @@ class BoundaryGraph:
     #: Junction corners (x, y).
     junction_x: np.ndarray
     junction_y: np.ndarray
+    #: The row runs of the padded face map (`Runs`): flat starts and their faces.
+    run_start: np.ndarray
+    run_face: np.ndarray
 
     @property
     def edge_count(self) -> int:
@@ -88,28 +91,95 @@ class Faces(NamedTuple):
     area: np.ndarray
 
 
-def label_faces(padded: np.ndarray) -> Faces:
-    """Faces = 4-connected components of equal labels, for all labels in one pass,
-    numbered in raster order of their first pixel.
+class Runs(NamedTuple):
+    """The row runs of a padded label map of `height` x `width`: every run's flat start
+    (ascending; every row starts a new run, so the runs tile the map row by row) and its
+    label."""
 
-    Each row splits into runs of one label; runs of equal labels touching across two
-    rows are linked (one link per stretch of contact), and the connected components of
-    that run graph (`graphs.connected_components`) are the faces. A face's label is its
-    first run's and its area the sum of its runs' lengths. Runs are far fewer than
-    pixels, so this costs a few whole-array passes: O(pixels + runs).
-    """
+    start: np.ndarray
+    label: np.ndarray
+    width: int
+    height: int
+
+    def end(self) -> np.ndarray:
+        """Flat end (exclusive) of every run: the next run's start."""
+        return np.append(self.start[1:], self.width * self.height)
+
+
+def row_runs(padded: np.ndarray) -> Runs:
+    """The runs of equal labels along every row: one comparison of neighbouring columns
+    and one `flatnonzero`. O(pixels)."""
     h, w = padded.shape
     starts = np.ones((h, w), dtype=bool)
     np.not_equal(padded[:, 1:], padded[:, :-1], out=starts[:, 1:])
-    # Runs are numbered in raster order; every row starts a new one.
-    run = np.cumsum(starts, dtype=np.int32).reshape(h, w) - 1
-    run_start = np.flatnonzero(starts)
-    count = len(run_start)
-    same = padded[1:] == padded[:-1]
-    first = same.copy()
-    first[:, 1:] &= starts[:-1, 1:] | starts[1:, 1:] | ~same[:, :-1]
-    r, c = np.nonzero(first)
-    face_count, component = graphs.connected_components(count, run[r, c], run[r + 1, c])
+    start = np.flatnonzero(starts)
+    return Runs(start=start, label=padded.ravel()[start], width=w, height=h)
+
+
+def run_overlaps(
+    runs: Runs,
+    end: np.ndarray,
+    rows_apart: int,
+    reach: int,
+    first: int = 0,
+    stop: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (i, j) of runs, i in first:stop (default all), j in the row `rows_apart`
+    below i's, whose columns come within `reach` of each other (0: they share a column),
+    in ascending order of i, then j (`end` is `runs.end()`). Each run's partners are a
+    range found by two binary searches: O(runs log runs + pairs), no pixel looked at."""
+    w = runs.width
+    start = runs.start
+    row = start[first:stop] // w
+    upper = first + np.flatnonzero(row < runs.height - rows_apart)
+    row = start[upper] // w
+    base = (row + rows_apart) * w
+    col = start[upper] - row * w
+    col_end = end[upper] - row * w
+    # Partners end right of the window's left side and start left of its right side.
+    lo = np.searchsorted(end, base + np.maximum(col - reach, 0), side="right")
+    hi = np.searchsorted(start, base + np.minimum(col_end - 1 + reach, w - 1), side="right")
+    count = hi - lo
+    offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(upper, count), np.repeat(lo, count) + offset
+
+
+class _FaceRuns(NamedTuple):
+    """The faces (`Faces`) and, per row run, its face; with the runs and their vertical
+    overlaps, which the boundary cracks are read from."""
+
+    faces: Faces
+    runs: Runs
+    end: np.ndarray
+    run_face: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+
+
+def label_faces(padded: np.ndarray) -> Faces:
+    """Faces = 4-connected components of equal labels, for all labels in one pass,
+    numbered in raster order of their first pixel (see `_face_runs`). O(pixels + runs
+    log runs)."""
+    return _face_runs(padded).faces
+
+
+def _face_runs(padded: np.ndarray) -> _FaceRuns:
+    """`label_faces` with the runs it is built from.
+
+    Each row splits into runs of one label (`row_runs`); runs of equal labels sharing a
+    column across two rows (`run_overlaps`) are linked, and the connected components of
+    that run graph (`graphs.connected_components`) are the faces. A face's label is its
+    first run's and its area the sum of its runs' lengths; the face map is every run's
+    face repeated along it. One pass to find the runs and one to lay out the face map:
+    O(pixels + runs log runs).
+    """
+    h, w = padded.shape
+    runs = row_runs(padded)
+    end = runs.end()
+    count = len(runs.start)
+    upper, lower = run_overlaps(runs, end, 1, 0)
+    same = runs.label[upper] == runs.label[lower]
+    face_count, component = graphs.connected_components(count, upper[same], lower[same])
     # Number faces by their first run (hence first pixel): the outside ring, which
     # holds pixel (0, 0), becomes face 0.
     first_run = np.full(face_count, count, dtype=np.int64)
@@ -118,69 +188,79 @@ def label_faces(padded: np.ndarray) -> Faces:
     rank = np.empty(face_count, dtype=np.int32)
     rank[order] = np.arange(face_count, dtype=np.int32)
     face_of_run = rank[component]
-    length = np.diff(np.append(run_start, h * w))
-    return Faces(
-        faces=face_of_run[run],
-        label=padded.ravel()[run_start[first_run[order]]],
+    length = end - runs.start
+    faces = Faces(
+        faces=np.repeat(face_of_run, length).reshape(h, w),
+        label=runs.label[first_run[order]],
         area=np.bincount(face_of_run, weights=length, minlength=face_count).astype(np.int64),
     )
+    return _FaceRuns(faces, runs, end, face_of_run, upper[~same], lower[~same])
 
 
 def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     """Step 1: faces, boundary cracks, junctions and the edges between junctions.
 
-    Crack extraction and orientation are whole-array comparisons. Every crack whose head
-    is not a junction has exactly one successor; walking those links from every first
-    crack (`_chain_order`, one traversal in C) lays the edges out contiguously, by first
-    crack. Loops (no junction) are cut open at their smallest crack. O(pixels + cracks).
+    The cracks are read from the row runs (`_face_runs`): a vertical crack at every run
+    start but a row's first, a horizontal one at every column two overlapping runs of
+    different labels share; both come out in raster order, oriented by comparing the
+    two runs' faces. A crack corner's degree (junction or not) is read from the four
+    pixels around it, for the corners at the cracks' ends only; every crack whose head
+    is not a junction has exactly one successor (the crack leaving from there, found by
+    sorting the tails); walking those links from every first crack (`_chain_order`)
+    lays the edges out contiguously, by first crack. Loops (no junction) are cut open at
+    their smallest crack. O(pixels) for the runs and the face map, O(runs log runs +
+    cracks log cracks) for the rest.
     """
     h, w = labels.shape
     padded = np.full((h + 2, w + 2), OUTSIDE, dtype=np.int32)
     padded[1:-1, 1:-1] = labels
-    faces, face_label, face_area = label_faces(padded)
+    found = _face_runs(padded)
+    faces, face_label, face_area = found.faces
     face_area[0] = 0
+    width = w + 2
+    start, run_face = found.runs.start, found.run_face
 
     # Horizontal cracks at corner row y (0..h) between padded rows y and y + 1, columns
-    # x + 1 for x in 0..w-1; vertical cracks at corner column x between padded columns
-    # x and x + 1, rows y + 1.
-    above = faces[0 : h + 1, 1 : w + 1]
-    below = faces[1 : h + 2, 1 : w + 1]
-    hy, hx = np.nonzero(above != below)
-    left = faces[1 : h + 1, 0 : w + 1]
-    right = faces[1 : h + 1, 1 : w + 2]
-    vy, vx = np.nonzero(left != right)
+    # x + 1 for x in 0..w-1: the columns shared by two runs of different labels.
+    upper, lower = found.upper, found.lower
+    row = start[upper] // width
+    from_col = np.maximum(start[upper], start[lower] - width) - row * width
+    to_col = np.minimum(found.end[upper], found.end[lower] - width) - row * width
+    span = to_col - from_col
+    pair = np.repeat(np.arange(len(upper)), span)
+    hx = np.arange(len(pair)) - np.repeat(np.cumsum(span) - span, span) + from_col[pair] - 1
+    hy = row[pair]
+    # Vertical cracks at corner column x between padded columns x and x + 1, rows y + 1:
+    # a run starting at padded column x + 1 (not a row's first).
+    inner = np.flatnonzero(start % width != 0)
+    vy = start[inner] // width - 1
+    vx = start[inner] % width - 1
 
     # Orient: smaller face id on the left. For +x the left pixel is above; for +y it is
     # the right-hand pixel.
-    h_pos = above[hy, hx] < below[hy, hx]
-    v_pos = right[vy, vx] < left[vy, vx]
-    hdir = np.where(h_pos, 0, 2).astype(np.int32)
-    vdir = np.where(v_pos, 1, 3).astype(np.int32)
-    htx = np.where(h_pos, hx, hx + 1).astype(np.int32)
-    hty = hy.astype(np.int32)
-    vtx = vx.astype(np.int32)
-    vty = np.where(v_pos, vy, vy + 1).astype(np.int32)
-    cx = np.concatenate([htx, vtx])
-    cy = np.concatenate([hty, vty])
-    cd = np.concatenate([hdir, vdir])
+    h_pos = run_face[upper[pair]] < run_face[lower[pair]]
+    v_pos = run_face[inner] < run_face[inner - 1]
+    cx = np.concatenate([np.where(h_pos, hx, hx + 1), vx]).astype(np.int32)
+    cy = np.concatenate([hy, np.where(v_pos, vy, vy + 1)]).astype(np.int32)
+    cd = np.concatenate([np.where(h_pos, 0, 2), np.where(v_pos, 1, 3)]).astype(np.int32)
     n = len(cx)
     stride = w + 1
     tail = cy * stride + cx
     head = (cy + DY[cd]) * stride + (cx + DX[cd])
-
-    degree = np.bincount(tail, minlength=(h + 1) * stride) + np.bincount(
-        head, minlength=(h + 1) * stride
+    at_junction = _junction(
+        padded, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
     )
-    junction = degree != 2
-    for corner in (0, w, h * stride, h * stride + w):
-        junction[corner] = True
-    junction &= degree > 0
+    tail_junction, head_junction = at_junction[:n], at_junction[n:]
 
     idx = np.arange(n, dtype=np.int64)
-    out_at = np.full((h + 1) * stride, -1, dtype=np.int64)
-    through = ~junction[tail]
-    out_at[tail[through]] = idx[through]
-    succ = np.where(junction[head], -1, out_at[head])
+    # A corner that is no junction has one crack leaving it: the successor of the one
+    # arriving there.
+    through = np.flatnonzero(~tail_junction)
+    by_tail = through[np.argsort(tail[through], kind="stable")]
+    going = np.flatnonzero(~head_junction)
+    succ = np.full(n, -1, dtype=np.int64)
+    if len(by_tail):
+        succ[going] = by_tail[np.searchsorted(tail[by_tail], head[going])]
 
     pred = np.full(n, -1, dtype=np.int64)
     pred[succ[succ >= 0]] = idx[succ >= 0]
@@ -192,10 +272,10 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     tail, head = tail[order], head[order]
     first = edge_start[:-1]
     last = edge_start[1:] - 1
-    closed = ~junction[tail[first]]
+    closed = ~tail_junction[order[first]]
 
     # Junctions are numbered in corner order.
-    jverts = np.nonzero(junction)[0]
+    jverts = np.unique(np.concatenate([tail[tail_junction[order]], head[head_junction[order]]]))
     j0 = np.where(closed, -1, np.searchsorted(jverts, tail[first]))
     j1 = np.where(closed, -1, np.searchsorted(jverts, head[last]))
 
@@ -218,7 +298,28 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
         edge_j1=j1,
         junction_x=(jverts % stride).astype(np.float64),
         junction_y=(jverts // stride).astype(np.float64),
+        run_start=start,
+        run_face=run_face,
     )
+
+
+def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Whether each crack corner (x, y) is a junction: three or four of the cracks
+    around it are boundaries (the label changes between those of its four pixels), or it
+    is a corner of the image. O(corners given)."""
+    h, w = padded.shape[0] - 2, padded.shape[1] - 2
+    flat = padded.ravel()
+    top = y * (w + 2) + x
+    top_left, top_right = flat[top], flat[top + 1]
+    bottom_left, bottom_right = flat[top + (w + 2)], flat[top + (w + 3)]
+    degree = (
+        (top_left != top_right).view(np.int8)
+        + (bottom_left != bottom_right).view(np.int8)
+        + (top_left != bottom_left).view(np.int8)
+        + (top_right != bottom_right).view(np.int8)
+    )
+    junction: np.ndarray = (degree > 2) | (((x == 0) | (x == w)) & ((y == 0) | (y == h)))
+    return junction
 
 
 def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

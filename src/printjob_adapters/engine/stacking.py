@@ -24,12 +24,14 @@ from collections import defaultdict
 import attrs
 import numpy as np
 
-from printjob_adapters.engine.boundaries import BoundaryGraph
+from printjob_adapters.engine.boundaries import BoundaryGraph, Runs, run_overlaps
 from printjob_adapters.engine.curves import FittedEdges, groups
 from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, MOVE, OP_POINTS, Command, Outline
 
 #: Faces whose pixels come this close (Chebyshev distance) count as neighbours.
 NEAR = 2
+#: Runs whose neighbours `near_pairs` gathers at once (about 15 pairs each at most).
+_NEAR_BATCH = 1 << 18
 
 
 @attrs.frozen(eq=False)
@@ -53,35 +55,29 @@ def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
 
 def near_pairs(graph: BoundaryGraph) -> np.ndarray:
     """Unordered pairs (f, g) of distinct faces whose pixels lie within `NEAR` of each
-    other. The face map is laid out flat with `NEAR` columns of padding (-1) after
-    each row (and rows below), so each shift of the half-window is a constant offset:
-    one contiguous comparison per shift, the differing pixels read back by index, runs
-    of the same pair (a boundary seen from its side) dropped, and one final
-    `np.unique`. O(pixels × NEAR²)."""
+    other, ascending. Read from the face map's row runs (`boundaries.run_overlaps`):
+    the runs of each row and of the `NEAR` rows below it whose columns come within
+    `NEAR` of each other, pairs of one face dropped, `np.unique` over each batch of
+    runs. O(runs log runs + pairs); `_NEAR_BATCH` runs at a time, so the memory stays
+    bounded when every pixel is a run of its own."""
     faces = graph.faces
     h, w = faces.shape
     n = len(graph.face_label)
-    stride = w + NEAR
-    padded = np.full((h + NEAR + 1, stride), -1, dtype=np.int32)
-    padded[:h, :w] = faces
-    flat = padded.ravel()
-    size = h * stride
-    codes: list[np.ndarray] = []
-    for dy in range(NEAR + 1):
-        for dx in range(-NEAR, NEAR + 1):
-            if dy == 0 and dx <= 0:
-                continue
-            # A negative dx reaches into the padding after the row above: no face.
-            here, there = flat[:size], flat[dy * stride + dx :][:size]
-            k = np.flatnonzero(here != there)
-            fa, fb = here[k], there[k]
-            real = (fa >= 0) & (fb >= 0)
-            fa, fb = fa[real].astype(np.int64), fb[real].astype(np.int64)
-            code = np.minimum(fa, fb) * n + np.maximum(fa, fb)
-            new = np.ones(len(code), dtype=bool)
-            new[1:] = code[1:] != code[:-1]
-            codes.append(code[new])
-    all_codes = np.unique(np.concatenate(codes))
+    runs = Runs(start=graph.run_start, label=graph.run_face, width=w, height=h)
+    end = runs.end()
+    batches: list[np.ndarray] = []
+    for first in range(0, len(runs.start), _NEAR_BATCH):
+        stop = min(first + _NEAR_BATCH, len(runs.start))
+        codes: list[np.ndarray] = []
+        for rows_apart in range(NEAR + 1):
+            upper, lower = run_overlaps(runs, end, rows_apart, NEAR, first, stop)
+            fa = graph.run_face[upper].astype(np.int64)
+            fb = graph.run_face[lower].astype(np.int64)
+            apart = fa != fb
+            fa, fb = fa[apart], fb[apart]
+            codes.append(np.minimum(fa, fb) * n + np.maximum(fa, fb))
+        batches.append(np.unique(np.concatenate(codes)))
+    all_codes = batches[0] if len(batches) == 1 else np.unique(np.concatenate(batches))
     return np.stack([all_codes // n, all_codes % n], axis=1)
 
 
