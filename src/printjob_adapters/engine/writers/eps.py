@@ -5,7 +5,8 @@ certain (`eofill`; renderPS leaves paths unfilled unless told, design.md), and n
 changes from run to run. The page is `canvas px * 72 / dpi` points; the bounding box is that
 rounded outward, with the exact figure in `%%HiResBoundingBox`. Paths are written in canvas
 pixels rounded to 1/100 px under one `concat` that maps pixels (y down) to points (y up).
-Every operator used is PostScript Level 1.
+Every operator used is PostScript Level 1. The path text is written whole-array
+(`svg.command_text`), a chunk of `TICK_SEGMENTS` commands at a time.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.engine.writers.svg import decimal, number, segments
+from printjob_adapters.engine.writers.svg import command_text, decimal, drawn, tick_chunks
 from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 #: Short names for the path operators, kept in a private dictionary so that a document
@@ -55,20 +56,22 @@ def write_eps(
         f"[{k} 0 0 -{k} 0 {decimal(height, 6)}] concat",
     ]
     for layer in art.layers:
-        body = []
         tick()
-        for n, (op, pts) in enumerate(segments(layer, placement), 1):
-            if n % TICK_SEGMENTS == 0:
-                tick()
-            coords = " ".join(f"{number(x)} {number(y)}" for x, y in pts)
-            body.append(f"{coords} {_OPERATORS[op]}" if coords else _OPERATORS[op])
-        if body:
+        commands = drawn(layer, placement)
+        if len(commands.ops):
             r, g, b = (decimal(v / 255, 4) for v in layer.color)
             lines.append(f"{r} {g} {b} rg")
-            lines.extend(body)
+            body = "".join(
+                command_text(part, _OPERATORS, _SPACE, _NEWLINE)
+                for part in tick_chunks(commands, TICK_SEGMENTS, tick)
+            )
+            lines.append(body[:-1])
             lines.append("f")
     lines += ["grestore", "end", "showpage", "%%Trailer", "%%EOF", ""]
     return "\n".join(lines).encode("ascii")
 
 
-_OPERATORS = {"moveTo": "m", "lineTo": "l", "curveTo": "c", "closePath": "h"}
+#: The operators' short names (`_PROLOG`) by op code, and the separators: a command
+#: per line, its numbers and operator apart by a space.
+_OPERATORS = b"mlch"
+_SPACE, _NEWLINE = ord(" "), ord("\n")

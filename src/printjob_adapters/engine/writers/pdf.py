@@ -5,7 +5,9 @@ The page is `canvas px * 72 / dpi` points. Paths are written in canvas pixels ro
 keeps reportlab from writing the time or a random document id, so the same art gives the
 same bytes. The page content is deflated without reportlab's default ASCII85 layer (a
 quarter larger, and only useful for 7-bit channels): `rl_config.useA85` is reportlab's own
-switch for that, and printjob is its only user in the process.
+switch for that, and printjob is its only user in the process. The path operators are
+written whole-array in reportlab's own number format (`_path_code`) and handed to it as
+one `PDFPathObject`.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 
+import numpy as np
 from reportlab import rl_config
+from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfgen.canvas import FILL_EVEN_ODD, Canvas
+from reportlab.pdfgen.pathobject import PDFPathObject
 
 from printjob_adapters.engine.canvas import Placement
-from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.engine.writers.svg import QUANTUM, segments
+from printjob_adapters.engine.vector import OP_POINTS, VectorArt
+from printjob_adapters.engine.writers.svg import QUANTUM, Drawn, command_text, drawn, tick_chunks
 from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 rl_config.useA85 = 0
@@ -39,25 +44,46 @@ def write_pdf(
     k = placement.points_per_pixel
     pdf.transform(k, 0, 0, -k, 0, height)
     for layer in art.layers:
-        path = pdf.beginPath()
-        drawn = False
         tick()
-        for n, (op, pts) in enumerate(segments(layer, placement), 1):
-            if n % TICK_SEGMENTS == 0:
-                tick()
-            xy = [v / QUANTUM for point in pts for v in point]
-            if op == "moveTo":
-                path.moveTo(*xy)
-            elif op == "lineTo":
-                path.lineTo(*xy)
-            elif op == "curveTo":
-                path.curveTo(*xy)
-            else:
-                path.close()
-            drawn = True
-        if drawn:
+        commands = drawn(layer, placement)
+        if len(commands.ops):
+            path = PDFPathObject(code=["n", _path_code(commands, tick)])
             pdf.setFillColorRGB(*(v / 255 for v in layer.color))
             pdf.drawPath(path, stroke=0, fill=1, fillMode=FILL_EVEN_ODD)
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()
+
+
+#: Path operators by op code (`n` starts a path, `h` closes a subpath).
+_OPERATORS = b"mlch"
+#: Coordinates from this size on (|x| of 100 000 px and more) are printed by reportlab
+#: with fewer than 2 decimals, rounded as floats; they take its own formatting.
+_PLAIN_LIMIT = 100_000 * QUANTUM
+
+
+def _path_code(commands: Drawn, tick: Callable[[], None]) -> str:
+    """The path's operators as reportlab's `PDFPathObject` writes them (`fp_str` of
+    the coordinates in canvas pixels: at most two decimals, "-0.5" and ".5"), built
+    whole-array (`svg.command_text`), a chunk of `TICK_SEGMENTS` commands at a time.
+    O(characters)."""
+    if len(commands.points) and np.abs(commands.points).max() >= _PLAIN_LIMIT:
+        return _path_code_by_command(commands, tick)
+    space = ord(" ")
+    text = "".join(
+        command_text(part, _OPERATORS, space, space, negative_zero=True)
+        for part in tick_chunks(commands, TICK_SEGMENTS, tick)
+    )
+    return text[:-1]
+
+
+def _path_code_by_command(commands: Drawn, tick: Callable[[], None]) -> str:
+    """`_path_code` for coordinates beyond `_PLAIN_LIMIT`, one command at a time with
+    reportlab's own number formatting. O(commands)."""
+    code = []
+    for part in tick_chunks(commands, TICK_SEGMENTS, tick):
+        for op, pts in zip(part.ops.tolist(), part.points.tolist(), strict=True):
+            xy = [v / QUANTUM for point in pts[: OP_POINTS[op]] for v in point]
+            letter = chr(_OPERATORS[op])
+            code.append(f"{fp_str(*xy)} {letter}" if xy else letter)
+    return " ".join(code)

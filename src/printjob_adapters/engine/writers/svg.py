@@ -15,6 +15,7 @@ its integer value alone, the absolute-or-relative choice for every segment at on
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -136,6 +137,18 @@ def drawn(layer: Layer, placement: Placement) -> Drawn:
     return Drawn(ops=ops[keep], points=pts[keep], current=current[keep])
 
 
+def tick_chunks(d: Drawn, size: int, tick: Callable[[], None]) -> Iterator[Drawn]:
+    """`d` in chunks, `tick` called before the command numbered a multiple of `size`
+    (counting from 1), as a writer going command by command calls it. O(chunks)."""
+    n = len(d.ops)
+    bounds = [0, *range(size - 1, n, size), n]
+    for k, (a, b) in enumerate(itertools.pairwise(bounds)):
+        if k:
+            tick()
+        if b > a or k == 0:
+            yield Drawn(ops=d.ops[a:b], points=d.points[a:b], current=d.current[a:b])
+
+
 def segments(layer: Layer, placement: Placement) -> Iterator[tuple[str, list[tuple[int, int]]]]:
     """`drawn` as (op name, points) pairs, for writers that draw command by command."""
     d = drawn(layer, placement)
@@ -187,14 +200,15 @@ class _NumberFacts:
     integer value alone: its length, whether it starts with '-' or '.', and whether it
     holds a '.'."""
 
-    def __init__(self, q: np.ndarray) -> None:
+    def __init__(self, q: np.ndarray, negative_zero: bool = False) -> None:
         self.q = q
         negative = q < 0
         a = np.abs(q)
         self.whole, self.frac = a // QUANTUM, a % QUANTUM
         self.negative = negative
         self.dot = self.frac != 0
-        # Digits of the whole part: "0" alone for zero, none before a fraction.
+        # Digits of the whole part: "0" alone for zero, none before a fraction (but
+        # with `negative_zero`, "-0.5" rather than "-.5").
         digits = np.ones(q.shape, dtype=np.int64)
         power = 10
         while True:
@@ -203,7 +217,10 @@ class _NumberFacts:
                 break
             digits += more
             power *= 10
-        self.digits = np.where(self.dot & (self.whole == 0), 0, digits)
+        bare = self.dot & (self.whole == 0)
+        if negative_zero:
+            bare &= ~negative
+        self.digits = np.where(bare, 0, digits)
         self.frac_digits = np.where(self.dot, np.where(self.frac % 10 == 0, 1, 2), 0)
         self.length = negative + self.digits + self.dot + self.frac_digits
         self.starts_dot = ~negative & (self.digits == 0)
@@ -290,7 +307,22 @@ def _write_tokens(
     at = start[:-1]
     has = prefix_len == 1
     out[at[has]] = prefix[has]
-    at = at + prefix_len
+    _put_numbers(out, at + prefix_len, negative, digits, whole, dot, frac, frac_digits)
+    return out.tobytes().decode("ascii")
+
+
+def _put_numbers(
+    out: np.ndarray,
+    at: np.ndarray,
+    negative: np.ndarray,
+    digits: np.ndarray,
+    whole: np.ndarray,
+    dot: np.ndarray,
+    frac: np.ndarray,
+    frac_digits: np.ndarray,
+) -> None:
+    """Writes numbers (`_NumberFacts`' parts; `digits` 0 where nothing is written) into
+    `out` from `at` on, one column of characters at a time. O(characters)."""
     out[at[negative]] = _MINUS
     at = at + negative
     for k in range(int(digits.max(initial=0))):
@@ -302,4 +334,37 @@ def _write_tokens(
     out[at[dot] + 1] = _ZERO + frac[dot] // 10
     two = frac_digits == 2
     out[at[two] + 2] = _ZERO + frac[two] % 10
+
+
+def command_text(
+    d: Drawn, letters: bytes, space: int, end: int, negative_zero: bool = False
+) -> str:
+    """Commands as operand-then-operator text (PostScript and PDF content): each point's
+    two numbers (`number`'s form, or with `negative_zero` a '0' before the point of
+    a negative fraction, as PDF writers print "-0.5") each followed by `space`, then
+    the command's letter (`letters[op]`) followed by `end`. The tokens are laid out by
+    a prefix sum of their lengths and written column-wise into one byte array: no
+    Python object per number. O(characters)."""
+    n = len(d.ops)
+    # Up to six numbers and the letter per command, in that order.
+    width = 2 * OP_POINTS[d.ops]
+    used = np.arange(7) < width[:, None]
+    used[:, 6] = True
+    seg, slot = np.nonzero(used)
+    number = slot < 6
+    q = d.points.reshape(n, 6)[seg, np.minimum(slot, 5)]
+    f = _NumberFacts(q, negative_zero)
+    negative = f.negative & number
+    dot = f.dot & number
+    digits = np.where(number, f.digits, 0)
+    frac_digits = np.where(number, f.frac_digits, 0)
+    length = np.where(number, negative + digits + dot + frac_digits, 1) + 1
+    start = np.zeros(len(seg) + 1, dtype=np.int64)
+    np.cumsum(length, out=start[1:])
+    out = np.empty(int(start[-1]), dtype=np.uint8)
+    at = start[:-1]
+    letter = ~number
+    out[at[letter]] = np.frombuffer(letters, dtype=np.uint8)[d.ops[seg[letter]]]
+    out[start[1:] - 1] = np.where(number, space, end)
+    _put_numbers(out, at, negative, digits, f.whole, dot, f.frac, frac_digits)
     return out.tobytes().decode("ascii")
