@@ -325,21 +325,34 @@ def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cracks laid out edge by edge: edges by their first crack id, each edge's cracks
     in order along it. Closed loops have no first crack: each is cut open at its
-    smallest crack id (found per loop by connected components). Returns the order and
-    the predecessors with the cuts made. Cost: O(cracks log cracks)."""
+    smallest crack id (found per loop by connected components over the loops' cracks
+    alone) and walked on its own; the loops' edges are then merged in among the others
+    by first crack. Returns the order and the predecessors with the cuts made. Cost:
+    O(cracks log cracks)."""
     n = len(succ)
     order = _walk(succ, pred)
-    if len(order) < n:
-        seen = np.zeros(n, dtype=bool)
-        seen[order] = True
-        loop = np.nonzero(~seen)[0]
-        _, component = graphs.connected_components(n, loop, succ[loop])
-        smallest = np.full(n, n, dtype=np.int64)
-        np.minimum.at(smallest, component[loop], loop)
-        pred = pred.copy()
-        pred[np.unique(smallest[component[loop]])] = -1
-        order = _walk(succ, pred)
-    return order, pred
+    if len(order) == n:
+        return order, pred
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    loop = np.flatnonzero(~seen)
+    # The loops as a graph of their own, nodes numbered in the same order.
+    loop_succ = np.searchsorted(loop, succ[loop])
+    _, component = graphs.connected_components(len(loop), np.arange(len(loop)), loop_succ)
+    # Components are numbered by their smallest node: its first appearance.
+    _, cut = np.unique(component, return_index=True)
+    loop_pred = np.empty(len(loop), dtype=np.int64)
+    loop_pred[loop_succ] = np.arange(len(loop))
+    loop_pred[cut] = -1
+    pred = pred.copy()
+    pred[loop[cut]] = -1
+    laid = np.concatenate([order, loop[_walk(loop_succ, loop_pred)]])
+    first = np.flatnonzero(pred[laid] < 0)
+    length = np.diff(np.append(first, n))
+    by_first = np.argsort(laid[first])
+    first, length = first[by_first], length[by_first]
+    moved = np.repeat(first - (np.cumsum(length) - length), length) + np.arange(n)
+    return laid[moved], pred
 
 
 def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:

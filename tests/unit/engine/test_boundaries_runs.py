@@ -1,5 +1,6 @@
 """The boundary graph and the stacking's neighbour search read from row runs give what
-the whole-image passes they replace gave: the same arrays, bit for bit."""
+the whole-image passes and the two full walks of the cracks they replace gave: the same
+arrays, bit for bit."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from printjob_adapters.engine import boundaries, stacking
+from printjob_adapters.engine import boundaries, graphs, stacking
 from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, build_boundary_graph
 
 FIELDS = (
@@ -46,8 +47,6 @@ def whole_image_graph(labels: np.ndarray) -> dict[str, np.ndarray]:
     first = same.copy()
     first[:, 1:] &= starts[:-1, 1:] | starts[1:, 1:] | ~same[:, :-1]
     r, c = np.nonzero(first)
-    from printjob_adapters.engine import graphs
-
     face_count, component = graphs.connected_components(count, run[r, c], run[r + 1, c])
     first_run = np.full(face_count, count, dtype=np.int64)
     np.minimum.at(first_run, component, np.arange(count))
@@ -87,7 +86,7 @@ def whole_image_graph(labels: np.ndarray) -> dict[str, np.ndarray]:
     succ = np.where(junction[head], -1, out_at[head])
     pred = np.full(n, -1, dtype=np.int64)
     pred[succ[succ >= 0]] = idx[succ >= 0]
-    order, pred = boundaries._chain_order(succ, pred)
+    order, pred = walk_twice(succ, pred)
     edge_start = np.concatenate([np.nonzero(pred[order] < 0)[0], [n]]).astype(np.int64)
     cx, cy, cd, tail, head = cx[order], cy[order], cd[order], tail[order], head[order]
     start, last = edge_start[:-1], edge_start[1:] - 1
@@ -114,6 +113,25 @@ def whole_image_graph(labels: np.ndarray) -> dict[str, np.ndarray]:
         "junction_x": (jverts % stride).astype(np.float64),
         "junction_y": (jverts // stride).astype(np.float64),
     }
+
+
+def walk_twice(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The crack order as the engine found it: a walk of the chains; if loops are left,
+    each cut at its smallest crack (components over all cracks) and everything walked
+    again."""
+    n = len(succ)
+    order = boundaries._walk(succ, pred)
+    if len(order) < n:
+        seen = np.zeros(n, dtype=bool)
+        seen[order] = True
+        loop = np.nonzero(~seen)[0]
+        _, component = graphs.connected_components(n, loop, succ[loop])
+        smallest = np.full(n, n, dtype=np.int64)
+        np.minimum.at(smallest, component[loop], loop)
+        pred = pred.copy()
+        pred[np.unique(smallest[component[loop]])] = -1
+        order = boundaries._walk(succ, pred)
+    return order, pred
 
 
 def shifted_near_pairs(faces: np.ndarray) -> np.ndarray:
