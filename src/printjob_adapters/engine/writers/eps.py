@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import VectorArt
-from printjob_adapters.engine.writers.svg import command_text, decimal, drawn, tick_chunks
+from printjob_adapters.engine.writers.svg import command_text, decimal, layers_drawn, tick_chunks
 from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 #: Short names for the path operators, kept in a private dictionary so that a document
@@ -55,9 +55,8 @@ def write_eps(
         "gsave",
         f"[{k} 0 0 -{k} 0 {decimal(height, 6)}] concat",
     ]
-    for layer in art.layers:
+    for layer, commands in layers_drawn(art.layers, placement):
         tick()
-        commands = drawn(layer, placement)
         if len(commands.ops):
             r, g, b = (decimal(v / 255, 4) for v in layer.color)
             lines.append(f"{r} {g} {b} rg")

@@ -23,7 +23,13 @@ from reportlab.pdfgen.pathobject import PDFPathObject
 
 from printjob_adapters.engine.canvas import Placement
 from printjob_adapters.engine.vector import OP_POINTS, VectorArt
-from printjob_adapters.engine.writers.svg import QUANTUM, Drawn, command_text, drawn, tick_chunks
+from printjob_adapters.engine.writers.svg import (
+    QUANTUM,
+    Drawn,
+    command_text,
+    layers_drawn,
+    tick_chunks,
+)
 from printjob_adapters.engine.writers.ticking import TICK_SEGMENTS, no_tick
 
 rl_config.useA85 = 0
@@ -43,9 +49,8 @@ def write_pdf(
     pdf.setTitle("printjob trace")
     k = placement.points_per_pixel
     pdf.transform(k, 0, 0, -k, 0, height)
-    for layer in art.layers:
+    for layer, commands in layers_drawn(art.layers, placement):
         tick()
-        commands = drawn(layer, placement)
         if len(commands.ops):
             path = PDFPathObject(code=["n", _path_code(commands, tick)])
             pdf.setFillColorRGB(*(v / 255 for v in layer.color))

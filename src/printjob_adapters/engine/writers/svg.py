@@ -16,7 +16,7 @@ its integer value alone, the absolute-or-relative choice for every segment at on
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -37,6 +37,9 @@ from printjob_adapters.engine.vector import (
 QUANTUM = 100
 
 _SVG_NS = "http://www.w3.org/2000/svg"
+#: Commands the writers lay out in one whole-array pass (`layer_groups`): many small
+#: layers together, without holding more than this many besides one large layer.
+GROUP_COMMANDS = 1 << 12
 
 
 def write_svg(
@@ -50,12 +53,13 @@ def write_svg(
         f'height="{decimal(placement.height_pt)}pt" '
         f'viewBox="0 0 {placement.canvas_width} {placement.canvas_height}">\n',
     ]
-    for layer in art.layers:
-        if tick is not None:
-            tick()
-        data = path_data(layer, placement)
-        if data:
-            parts.append(f'<g fill="{layer.hex}" fill-rule="evenodd"><path d="{data}"/></g>\n')
+    for group in layer_groups(art.layers, GROUP_COMMANDS):
+        commands, firsts = drawn_layers(group, placement)
+        for layer, data in zip(group, _path_texts(commands, firsts), strict=True):
+            if tick is not None:
+                tick()
+            if data:
+                parts.append(f'<g fill="{layer.hex}" fill-rule="evenodd"><path d="{data}"/></g>\n')
     parts.append("</svg>\n")
     return "".join(parts).encode("utf-8")
 
@@ -100,17 +104,61 @@ class Drawn:
 
 
 def drawn(layer: Layer, placement: Placement) -> Drawn:
-    """The layer's commands with quantised canvas points, minus what draws nothing.
+    """The layer's commands with quantised canvas points, minus what draws nothing
+    (`drawn_layers` of this one layer)."""
+    return drawn_layers([layer], placement)[0]
+
+
+def layers_drawn(layers: Sequence[Layer], placement: Placement) -> Iterator[tuple[Layer, Drawn]]:
+    """Every layer with its `drawn` commands, found a run of layers at a time
+    (`layer_groups`, `drawn_layers`). O(commands)."""
+    for group in layer_groups(layers, GROUP_COMMANDS):
+        commands, firsts = drawn_layers(group, placement)
+        for layer, a, b in zip(group, firsts[:-1].tolist(), firsts[1:].tolist(), strict=True):
+            yield (
+                layer,
+                Drawn(
+                    ops=commands.ops[a:b],
+                    points=commands.points[a:b],
+                    current=commands.current[a:b],
+                ),
+            )
+
+
+def layer_groups(layers: Sequence[Layer], commands: int) -> Iterator[list[Layer]]:
+    """The layers in runs of consecutive ones holding about `commands` commands (a run
+    ends at the layer that reaches it), so that the writers handle many small layers in
+    one whole-array pass and a run's arrays stay bounded. O(layers)."""
+    group: list[Layer] = []
+    held = 0
+    for layer in layers:
+        group.append(layer)
+        held += len(layer.as_outline().ops)
+        if held >= commands:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group
+
+
+def drawn_layers(layers: Sequence[Layer], placement: Placement) -> tuple[Drawn, np.ndarray]:
+    """The layers' commands with quantised canvas points, minus what draws nothing, one
+    after the other, and the index of every layer's first command among them (and of
+    the end).
 
     Drops zero-length lines and a line back to the contour's start right before its close
     (the close draws it), so every writer gets the same, smallest outline. The current
-    point before a command is the end of the one before it (a close ends at its
-    contour's start): a dropped line ends where the current point already is, or is
-    followed by a close. O(commands)."""
-    outline = layer.as_outline()
-    ops = outline.ops.astype(np.int64)
-    xy = quantised_points(outline.points, placement)
+    point before a command is the end of the one before it in its layer (a close ends at
+    its contour's start; (0, 0) before a layer's first command): a dropped line ends
+    where the current point already is, or is followed by a close. O(commands)."""
+    outlines = [layer.as_outline() for layer in layers]
+    sizes = np.array([len(o.ops) for o in outlines], dtype=np.int64)
+    layer_first = np.zeros(len(outlines) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=layer_first[1:])
+    ops = np.concatenate([o.ops for o in outlines]).astype(np.int64)
+    xy = quantised_points(np.concatenate([o.points.reshape(-1, 2) for o in outlines]), placement)
     n = len(ops)
+    layer_of = np.repeat(np.arange(len(outlines)), sizes)
     first = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(OP_POINTS[ops], out=first[1:])
     take = OP_POINTS[ops]
@@ -119,22 +167,29 @@ def drawn(layer: Layer, placement: Placement) -> Drawn:
         has = np.nonzero(take > k)[0]
         pts[has, k] = xy[first[has] + k]
     end = pts[np.arange(n), np.maximum(take - 1, 0)]
-    # A contour's start is its moveTo's point ((0, 0) before any moveTo).
+    # A contour's start is its moveTo's point ((0, 0) before the layer's first moveTo).
     move = np.nonzero(ops == MOVE)[0]
     which = np.searchsorted(move, np.arange(n), side="right") - 1
-    start = np.where((which >= 0)[:, None], pts[move[np.maximum(which, 0)], 0], 0)
+    mover = move[np.maximum(which, 0)] if len(move) else np.zeros(n, dtype=np.int64)
+    in_layer = (which >= 0) & (mover >= layer_first[layer_of])
+    start = np.where(in_layer[:, None], pts[mover, 0], 0)
     close = ops == CLOSE
     end[close] = start[close]
     current = np.zeros((n, 2), dtype=np.int64)
     current[1:] = end[:-1]
+    current[layer_first[:-1][sizes > 0]] = 0
     closes_next = np.zeros(n, dtype=bool)
     closes_next[:-1] = close[1:]
+    closes_next[layer_first[1:][sizes > 0] - 1] = False
     here = pts[:, 0]
     zero = (ops == LINE) & (
         (here == current).all(axis=1) | (closes_next & (here == start).all(axis=1))
     )
     keep = np.nonzero(~zero)[0]
-    return Drawn(ops=ops[keep], points=pts[keep], current=current[keep])
+    return (
+        Drawn(ops=ops[keep], points=pts[keep], current=current[keep]),
+        np.searchsorted(keep, layer_first),
+    )
 
 
 def tick_chunks(d: Drawn, size: int, tick: Callable[[], None]) -> Iterator[Drawn]:
@@ -170,10 +225,18 @@ def path_data(layer: Layer, placement: Placement) -> str:
     absolute or relative, whichever is shorter (absolute on a tie), its letter left out
     when it repeats the previous one (except moves), and numbers separated only where
     SVG needs it. O(segments)."""
-    d = drawn(layer, placement)
+    commands, firsts = drawn_layers([layer], placement)
+    return _path_texts(commands, firsts)[0]
+
+
+def _path_texts(d: Drawn, firsts: np.ndarray) -> list[str]:
+    """`path_data` of several layers' commands laid end to end (`drawn_layers`; layer k
+    holds commands firsts[k]:firsts[k + 1]), written in one pass and cut apart. Every
+    layer starts with a moveTo from (0, 0), whose choice and letter depend on nothing
+    before it, so the layers' texts are what each would be alone. O(segments)."""
     n = len(d.ops)
     if n == 0:
-        return ""
+        return [""] * (len(firsts) - 1)
     cx, cy = d.current[:, 0], d.current[:, 1]
     x, y = d.points[:, 0, 0], d.points[:, 0, 1]
     kind = np.select(
@@ -192,7 +255,11 @@ def path_data(layer: Layer, placement: Placement) -> str:
     facts = _NumberFacts(values)
     choice = _choices(kind, used, facts)
     rows = np.arange(n)
-    return _write_tokens(kind, choice, values[rows, choice], used, facts.take(rows, choice))
+    text, command_at = _write_tokens(
+        kind, choice, values[rows, choice], used, facts.take(rows, choice)
+    )
+    cuts = np.append(command_at, len(text))[firsts].tolist()
+    return [text[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 class _NumberFacts:
@@ -273,10 +340,11 @@ def _choices(kind: np.ndarray, used: np.ndarray, f: _NumberFacts) -> np.ndarray:
 
 def _write_tokens(
     kind: np.ndarray, choice: np.ndarray, values: np.ndarray, used: np.ndarray, f: _NumberFacts
-) -> str:
+) -> tuple[str, np.ndarray]:
     """The chosen segments as path text: each number (or a close's 'z') one token with
     the letter or separator before it, laid out by a prefix sum of token lengths and
-    written character by character column-wise into one byte array. O(characters)."""
+    written character by character column-wise into one byte array. Returns the text
+    and where each segment's text begins in it. O(characters)."""
     n = len(kind)
     letter = _LETTERS[kind, choice]
     # The letter is left out where it repeats the previous one (not for moves).
@@ -308,7 +376,7 @@ def _write_tokens(
     has = prefix_len == 1
     out[at[has]] = prefix[has]
     _put_numbers(out, at + prefix_len, negative, digits, whole, dot, frac, frac_digits)
-    return out.tobytes().decode("ascii")
+    return out.tobytes().decode("ascii"), start[np.searchsorted(seg, np.arange(n))]
 
 
 def _put_numbers(
