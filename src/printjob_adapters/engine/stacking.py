@@ -163,26 +163,59 @@ def outline_edges(graph: BoundaryGraph, members: np.ndarray) -> np.ndarray:
 
 
 def layer_outline(graph: BoundaryGraph, member: np.ndarray, fitted: FittedEdges) -> Outline:
-    """Step 4b: one layer's closed contours from the shared fitted edges.
+    """Step 4b: one layer's closed contours from the shared fitted edges
+    (`layer_outlines` of one layer)."""
+    return layer_outlines(graph, member[None, :], fitted)[0]
+
+
+def layer_outlines(graph: BoundaryGraph, members: np.ndarray, fitted: FittedEdges) -> list[Outline]:
+    """Step 4b: the closed contours of every layer (`members[k]`: its faces) from the
+    shared fitted edges.
 
     Edges are oriented with the layer's faces on the left, so at every junction as many
     outline edges leave as arrive, and a greedy walk (`_walk`) closes every contour;
-    loops (closed edges) are contours of their own, first. The contours' segments are
-    then gathered from the fitted edges' arrays (forward or reversed) in one pass
-    (`_contour_outline`). O(outline edges + their segments)."""
-    left_in = member[graph.edge_left]
-    right_in = member[graph.edge_right]
-    chosen = np.nonzero(left_in != right_in)[0]
-    forward = left_in[chosen]
-    loop = graph.edge_closed[chosen]
-    parts, part_forward, contour = _walk(
-        chosen[~loop], forward[~loop], graph.edge_j0[chosen[~loop]], graph.edge_j1[chosen[~loop]]
+    loops (closed edges) are contours of their own, first. The contours of all the
+    layers, numbered one after the other, then have their segments gathered from the
+    fitted edges' arrays (forward or reversed) in one pass (`_contour_outline`), cut
+    apart per layer. O(outline edges + their segments)."""
+    edges: list[np.ndarray] = []
+    directions: list[np.ndarray] = []
+    contours: list[np.ndarray] = []
+    layer_contours = [0]
+    for member in members:
+        left_in = member[graph.edge_left]
+        right_in = member[graph.edge_right]
+        chosen = np.nonzero(left_in != right_in)[0]
+        forward = left_in[chosen]
+        loop = graph.edge_closed[chosen]
+        open_ = chosen[~loop]
+        parts, part_forward, contour = _walk(
+            open_, forward[~loop], graph.edge_j0[open_], graph.edge_j1[open_]
+        )
+        loops = chosen[loop]
+        count = len(loops) + int(contour.max(initial=-1)) + 1
+        edges += [loops, parts]
+        directions += [forward[loop], part_forward]
+        contours += [
+            np.arange(len(loops)) + layer_contours[-1],
+            contour + len(loops) + layer_contours[-1],
+        ]
+        layer_contours.append(layer_contours[-1] + count)
+    outline, op_start = _contour_outline(
+        fitted,
+        np.concatenate(edges).astype(np.int64),
+        np.concatenate(directions).astype(bool),
+        np.concatenate(contours).astype(np.int64),
+        layer_contours[-1],
     )
-    loops = chosen[loop]
-    edge = np.concatenate([loops, parts]).astype(np.int64)
-    fwd = np.concatenate([forward[loop], part_forward]).astype(bool)
-    contour = np.concatenate([np.arange(len(loops)), contour + len(loops)]).astype(np.int64)
-    return _contour_outline(fitted, edge, fwd, contour)
+    op_cut = op_start[layer_contours].tolist()
+    point_start = np.zeros(len(outline.ops) + 1, dtype=np.int64)
+    np.cumsum(OP_POINTS[outline.ops], out=point_start[1:])
+    point_cut = point_start[op_cut].tolist()
+    return [
+        Outline(ops=outline.ops[a:b], points=outline.points[c:d])
+        for a, b, c, d in zip(op_cut[:-1], op_cut[1:], point_cut[:-1], point_cut[1:], strict=True)
+    ]
 
 
 def layer_commands(
@@ -233,14 +266,15 @@ def _walk(
 
 
 def _contour_outline(
-    fitted: FittedEdges, edge: np.ndarray, forward: np.ndarray, contour: np.ndarray
-) -> Outline:
-    """The contours made of these edges (in order, each forward or reversed, `contour`
-    numbering them from 0 in order) as an outline: moveTo, the edges' segments,
-    closePath. Straight segments continuing each other exactly (where the contour
-    passes a junction of other layers' edges on a straight line, such as the image
-    border) become one (`_merge_straight`); a final straight segment back to the start
-    is left to closePath. O(segments)."""
+    fitted: FittedEdges, edge: np.ndarray, forward: np.ndarray, contour: np.ndarray, count: int
+) -> tuple[Outline, np.ndarray]:
+    """The `count` contours made of these edges (in order, each forward or reversed,
+    `contour` numbering them from 0 in order) as an outline: moveTo, the edges'
+    segments, closePath; and the index of every contour's moveTo among the commands
+    (and of the end). Straight segments continuing each other exactly (where the
+    contour passes a junction of other layers' edges on a straight line, such as the
+    image border) become one (`_merge_straight`); a final straight segment back to the
+    start is left to closePath. O(segments)."""
     k = fitted.position(edge)
     first, stop = fitted.offsets[k], fitted.offsets[k + 1]
     _, owner, place = groups(stop - first)
@@ -254,7 +288,6 @@ def _contour_outline(
     dst = np.where(fwd, segs[:, 2], origin)
     line = fitted.is_line[seg]
     of = contour[owner]
-    count = int(contour.max(initial=-1)) + 1
     keep = _merge_straight(src, dst, line, of)
     # The last segment of a contour of two or more, if straight, is the closePath.
     body = np.bincount(of[keep], minlength=count)
@@ -286,7 +319,7 @@ def _contour_outline(
     points[at[curve]] = c1[kept[curve]]
     points[at[curve] + 1] = c2[kept[curve]]
     points[at + np.where(curve, 2, 0)] = dst[kept]
-    return Outline(ops=ops, points=points)
+    return Outline(ops=ops, points=points), op_start
 
 
 def _merge_straight(

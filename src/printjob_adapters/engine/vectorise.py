@@ -21,7 +21,7 @@ from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_gr
 from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
 from printjob_adapters.engine.progress import Checkpoint
-from printjob_adapters.engine.stacking import layer_outline, outline_edges, stack_layers
+from printjob_adapters.engine.stacking import layer_outlines, outline_edges, stack_layers
 from printjob_adapters.engine.subpixel import (
     crack_points,
     crack_shifts,
@@ -42,6 +42,9 @@ SLACK_CONTRAST = 64.0
 MAX_SLACK = 2.5
 #: Layers compared at once when counting outline edges (`outline_edge_count`).
 _LAYERS_AT_ONCE = 32
+#: Layers whose outlines are built in one pass (`stacking.layer_outlines`): one pass
+#: for the few layers of flat art, a cancel check every so many on a photo's hundreds.
+_OUTLINES_AT_ONCE = 16
 
 
 def vectorise(
@@ -85,9 +88,11 @@ def vectorise(
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     order = stacking.order.tolist()
     outlines = []
-    for done, k in enumerate(order):
-        outlines.append(layer_outline(graph, stacking.members[k], fitted))
-        checkpoint(0.95 + 0.03 * done / len(order))
+    for first in range(0, len(order), _OUTLINES_AT_ONCE):
+        rows = order[first : first + _OUTLINES_AT_ONCE]
+        outlines += layer_outlines(graph, stacking.members[rows], fitted)
+        for done in range(first, first + len(rows)):
+            checkpoint(0.95 + 0.03 * done / len(order))
     # Counted from the op codes, before a command of a too busy design is built.
     check_segments(sum(int(np.count_nonzero(o.ops != MOVE)) for o in outlines))
     layers = []
