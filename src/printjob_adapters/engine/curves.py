@@ -20,13 +20,15 @@ one concatenated array given by offsets. Fitting runs in four parts:
 4. Curves (`fit_runs`): each run greedily covered by as few pieces as fit within the
    tolerance, each piece a straight line when one fits, else the least-squares cubic
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
-   shared at the joins, so runs are smooth (G1) between corners.
+   shared at the joins, so runs are smooth (G1) between corners. Long or winding runs
+   are searched in pieces side by side (`_cut_runs`), joined again afterwards.
 
 Cost: O(points) for parts 1-3 (plus a Python loop over the clusters of corner
 candidates closer than the chord span, O(candidates log candidates), see `_thin_one`);
 part 4 tries O(log(run length)) candidates per
 piece, and every try is whole-array work over all unfinished runs at once, on at most
-`FIT_POINTS` points per run.
+`FIT_POINTS` points per run; its rounds are bounded by the segments of one cut piece
+(about four), not of a whole run.
 """
 
 from __future__ import annotations
@@ -58,11 +60,18 @@ CORNER_SIDE = 6
 TINY_LOOP = 12
 #: Open edges this short (cracks) take every crack turn as a corner.
 TINY_OPEN = 4
-#: Newton reparametrisation is tried when the first error is within this many
-#: tolerances, for at most this many steps. (Four steps fit pieces a little further,
-#: corpus median path segments 130.5 instead of 138, for a fifth more fitting time.)
+#: Newton reparametrisation (each step followed by a new least-squares fit) is tried
+#: while the error is within this many tolerances, for at most `NEWTON_STEPS` steps on
+#: attempts spanning at least `NEWTON_LONG` points and `NEWTON_SHORT_STEPS` on shorter
+#: ones: the later steps let long pieces reach further (fewer segments), while short
+#: attempts, most of a photo's, gain little from them.
 NEWTON_RANGE = 6.0
-NEWTON_STEPS = 2
+#: After the first step, only attempts within this many tolerances take more: on the
+#: corpus none further off was brought within the tolerance by later steps.
+NEWTON_LATE_RANGE = 1.5
+NEWTON_STEPS = 4
+NEWTON_SHORT_STEPS = 2
+NEWTON_LONG = 32
 #: Points either side used for the tangent where a run is split.
 SPLIT_TANGENT_REACH = 3
 #: Root-mean-square error allowed, as a share of the tolerance on the largest error:
@@ -76,6 +85,20 @@ JUNCTION_LOOKAHEAD = 3
 END_TANGENT_REACH = 3
 #: First reach (points) tried for a segment.
 MIN_REACH = 8
+#: Runs longer than this many points are cut into pieces fitted side by side, so that
+#: the search's rounds do not grow with a run's length (`_cut_runs`).
+CUT_LENGTH = 200
+#: Turning (radians) one cubic segment takes on average: an eighth of a turn within
+#: the tolerance of smoothed pixel edges (0.7 to 1 radian per curved segment on flat art).
+SEGMENT_TURN = np.pi / 4
+#: Most turning one piece of a cut run takes: four segments' worth.
+CUT_TURN = 4 * SEGMENT_TURN
+#: A piece's cost (`_cut_runs`) in integer units.
+_COST_UNIT = 1 << 30
+#: Fewest points a piece of a cut run holds.
+CUT_MIN = 24
+#: Points either side over which the straightness and turning of a run are measured.
+CUT_SPAN = 8
 #: Reaches tried per run and round of the search.
 PROBES = 6
 #: Reaches tried first for a later segment, as multiples of the previous segment's length
@@ -825,22 +848,129 @@ def fit_runs(
     Returns the segments (S, 3, 2: control points and end; a line repeats its end),
     whether each is a line, and the offsets of each run's segments.
 
-    Greedy from each run's start: a segment reaches as far as one line or cubic still
+    Long or winding runs are first cut into pieces of a few segments' turning at their
+    straightest points (`_cut_runs`), and all pieces are searched side by side, so the
+    rounds do not grow with a run's length; afterwards the two segments either side of
+    each cut are tried as one (`_join_cuts`).
+
+    Greedy from each piece's start: a segment reaches as far as one line or cubic still
     fits, and the next one leaves with the data's own tangent there. Greedy reach is
     optimal for covering a run with fewest pieces, given that a shorter piece fits
     whenever a longer one does (near enough for fitting). The reach is searched in
-    rounds (`_probes`): first the whole run, later segments reaches around the previous
-    segment's length, then doubling reaches while all fit, then `PROBES` evenly spaced
-    reaches between the last success and the first failure, until that bracket is
-    within an eighth of the reach. Every round tries all probes of all unfinished runs
-    together (`_try`) and updates every run's search state with whole-array work, so
-    the Python overhead is per round, not per run or attempt.
-    O(segments × log(run length) / log(PROBES)) rounds, each attempt on at most
-    `FIT_POINTS` points."""
+    rounds (`_probes`): first the whole piece (or, for a winding one, reaches around the
+    length its turning predicts), later segments reaches around the previous segment's
+    length, then doubling reaches while all fit, then `PROBES` evenly spaced reaches
+    between the last success and the first failure, until that bracket is within an
+    eighth of the reach. Every round tries all probes of all unfinished pieces together
+    (`_try`) and updates every piece's search state with whole-array work, so the
+    Python overhead is per round, not per run or attempt. O(segments per piece ×
+    log(piece length) / log(PROBES)) rounds plus the joining rounds (one, more only
+    where a run was cut several times in a row of joins), each attempt on at most
+    `FIT_POINTS` points; O(points) for the cutting."""
     count = len(runs.offsets) - 1
     if count == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=bool), np.zeros(1, dtype=np.int64)
-    search = _Search.start(runs, tol)
+    pieces = _cut_runs(runs)
+    segments, lines, piece_offsets, ends = _fit_pieces(runs, pieces, tol, progress)
+    if len(pieces.run) == count:
+        return segments, lines, piece_offsets
+    return _join_cuts(runs, tol, pieces.run, pieces.start, segments, lines, piece_offsets, ends)
+
+
+@attrs.frozen(eq=False)
+class _Pieces:
+    """Stretches of runs searched as runs of their own (`_cut_runs`): piece p is points
+    `start[p]..end[p]` of run `run[p]`, leaves its first point along `t1[p]`, arrives
+    at its last pointing back along `t2[p]`, and its search starts with the step
+    `first_step[p]` (see `_Bracket`)."""
+
+    run: Ints
+    start: Ints
+    end: Ints
+    t1: Floats
+    t2: Floats
+    first_step: Ints
+
+
+def _join_cuts(
+    runs: Runs,
+    tol: float,
+    piece_run: Ints,
+    piece_start: Ints,
+    segments: Floats,
+    lines: Bools,
+    piece_offsets: Ints,
+    ends: Ints,
+) -> tuple[Floats, Bools, Ints]:
+    """The segments of cut runs put back together: at every cut the segment before it
+    and the one after are tried as one (a straight line cut in two nearly always is
+    one), and where it fits it replaces both. Where two neighbouring cuts would both
+    take the same segment, the first does and the second is tried again against the
+    joined segment in the next round (a straight run cut in many). One `_try` per
+    round for all cuts. O(segments) per round."""
+    seg_piece = np.repeat(np.arange(len(piece_run)), np.diff(piece_offsets))
+    seg_run = piece_run[seg_piece]
+    end_at = ends + piece_start[seg_piece]
+    begin_at = np.empty_like(end_at)
+    begin_at[1:] = end_at[:-1]
+    has = np.diff(piece_offsets) > 0
+    begin_at[piece_offsets[:-1][has]] = piece_start[has]
+    cut = np.nonzero(piece_run[:-1] == piece_run[1:])[0]  # piece cut from the next
+    before = piece_offsets[cut + 1] - 1  # the segment ending at each cut
+    segments, lines = segments.copy(), lines.copy()
+    keep = np.ones(len(segments), dtype=bool)
+    nxt = np.arange(1, len(segments) + 1)  # the kept segment after each kept one
+    while len(before):
+        after = nxt[before]
+        run = seg_run[before]
+        off, last = runs.offsets[:-1][run], np.diff(runs.offsets)[run] - 1
+        start = begin_at[before]
+        t_in = np.where(
+            (start == 0)[:, None],
+            runs.t1[run],
+            -_tangent_back(runs.data, off, last, start, runs.t2[run]),
+        )
+        ok, joined, joined_line = _try(
+            runs.data, off, last, start, end_at[after], t_in, runs.t2[run], tol * runs.slack[run]
+        )
+        # A cut whose segment before is the one after the previous cut waits a round
+        # if that cut joins.
+        waits = np.zeros(len(before), dtype=bool)
+        waits[1:] = (before[1:] == after[:-1]) & ok[:-1]
+        waits &= ok
+        for k in np.nonzero(waits)[0].tolist():
+            if not ok[k - 1] or waits[k - 1]:
+                waits[k] = False
+        join = ok & ~waits
+        b, a = before[join], after[join]
+        segments[b], lines[b] = joined[join], joined_line[join]
+        end_at[b] = end_at[a]
+        nxt[b] = nxt[a]
+        keep[a] = False
+        # A waiting cut's segment before is now the one its neighbour joined into.
+        before = np.roll(before, 1)[waits]
+    per_run = np.bincount(seg_run[keep], minlength=len(runs.offsets) - 1)
+    offsets = np.zeros(len(per_run) + 1, dtype=np.int64)
+    np.cumsum(per_run, out=offsets[1:])
+    return segments[keep], lines[keep], offsets
+
+
+def _fit_pieces(
+    runs: Runs, pieces: _Pieces, tol: float, progress: Callable[[float], None] | None
+) -> tuple[Floats, Bools, Ints, Ints]:
+    """`fit_runs`' search over the pieces of the runs (`_cut_runs`). Returns the
+    segments, whether each is a line, the offsets of each piece's segments and the
+    point (within its piece) where each segment ends."""
+    count = len(pieces.run)
+    search = _Search.start(
+        runs.data,
+        runs.offsets[:-1][pieces.run] + pieces.start,
+        pieces.end - pieces.start,
+        pieces.t1,
+        pieces.t2,
+        tol * runs.slack[pieces.run],
+    )
+    search.bracket.step[:] = pieces.first_step
     if progress is not None:
         search.tick = lambda: progress(search.done / count)
     active = np.arange(count)
@@ -853,7 +983,124 @@ def fit_runs(
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(np.bincount(runs_of, minlength=count), out=offsets[1:])
     segments = np.concatenate(search.found_seg).reshape(-1, 3, 2)
-    return segments[order], np.concatenate(search.found_line)[order], offsets
+    ends = np.concatenate(search.found_end)
+    return segments[order], np.concatenate(search.found_line)[order], offsets, ends[order]
+
+
+def _cut_runs(runs: Runs) -> _Pieces:
+    """Long or winding runs cut into pieces fitted side by side: a piece holds at most
+    about `CUT_LENGTH` points or `CUT_TURN` radians of turning (the turning measured
+    between the chords `CUT_SPAN` points back and ahead of every point), whichever
+    comes first, so that it takes a few segments and the search's rounds do not grow
+    with a run's length. Each cut lies at the straightest point of the middle half of
+    its stretch: there the tangent is well defined and a segment ends at no cost to the
+    curve's shape. A cut point ends one piece and starts the next, and both take the
+    run's own tangent there (`_tangent_back`), as a segment's end does, so the run stays
+    smooth across it. Runs shorter than `4 * CUT_MIN` points are left whole and
+    unmeasured.
+
+    Every run is one piece or more, in run order; a piece's first segment starts its
+    search with the reach its turning predicts (`_first_reach`).
+    O(points of the runs of at least `4 * CUT_MIN` points)."""
+    lengths = np.diff(runs.offsets)
+    count = len(lengths)
+    measured = np.nonzero(lengths >= 4 * CUT_MIN)[0]
+    if len(measured) == 0:
+        zeros = np.zeros(count, dtype=np.int64)
+        return _Pieces(np.arange(count), zeros, lengths - 1, runs.t1, runs.t2, zeros)
+    pts = runs.data
+    size = lengths[measured]
+    sub_off, owner, place = groups(size)
+    rows = runs.offsets[:-1][measured][owner] + place
+    first = rows - place
+    last = first + size[owner] - 1
+    span = np.maximum(1, np.minimum(CUT_SPAN, np.minimum(place, last - rows)))
+    here = pts[rows]
+    back = _units(here - pts[np.maximum(rows - span, first)])
+    ahead = _units(pts[np.minimum(rows + span, last)] - here)
+    straight = np.einsum("ij,ij->i", back, ahead)
+    inner = (place > 0) & (rows < last)
+    turning = np.where(inner, np.arccos(np.clip(straight, -1.0, 1.0)) / span, 0.0)
+    # Turning and cost are summed as integers (`_COST_UNIT` to a piece), so that a
+    # run's sums and so its cuts do not depend on the runs before it in the batch.
+    turn_units = np.rint(turning * (_COST_UNIT / CUT_TURN)).astype(np.int64)
+    turned = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(turn_units + _COST_UNIT // CUT_LENGTH, out=turned[1:])
+    cost = turned[1:]
+    base = turned[sub_off[:-1]]
+    total = cost[sub_off[1:] - 1] - base
+    most = (size - 1) // (2 * CUT_MIN) - 1
+    cuts = np.minimum(np.maximum(0, -(-total // _COST_UNIT) - 1), most)
+    # Pieces of every run, in run order (a run left whole is one piece from 0).
+    all_cuts = np.zeros(count, dtype=np.int64)
+    all_cuts[measured] = cuts
+    piece_off, piece_run, piece_k = groups(all_cuts + 1)
+    starts = np.zeros(len(piece_run), dtype=np.int64)
+    ends = lengths[piece_run] - 1
+    inner_piece = piece_k > 0
+    closing = np.zeros(len(piece_run), dtype=bool)
+    closing[piece_off[1:] - 1] = True
+    if len(piece_run) > count:
+        _, cut_of, cut_k = groups(cuts)  # cut_of: index into `measured`
+        n, start = size[cut_of], sub_off[:-1][cut_of]
+        share = cuts[cut_of] + 1
+        aim = base[cut_of] + ((cut_k + 1) * total[cut_of]) // share
+        centre = np.searchsorted(cost, aim) - start
+        # Centres at least `2 * CUT_MIN` points from each other and the run's ends (a
+        # sharp turn can put several aims on one point), so that with each cut within
+        # a quarter of the way to its neighbours every piece holds `CUT_MIN` points: a
+        # running maximum per run (the runs kept apart by an offset larger than any
+        # run), then a running minimum from the end.
+        gap = 2 * CUT_MIN
+        apart = cut_of * (2 * int(lengths.max()) + 2 * gap)
+        later = share - 2 - cut_k  # cuts after this one in its run
+        centre = np.maximum(centre, (cut_k + 1) * gap)
+        centre = np.maximum.accumulate(centre - cut_k * gap + apart) - apart + cut_k * gap
+        centre = np.minimum(centre, n - 1 - (later + 1) * gap)
+        high = np.minimum.accumulate((centre + later * gap + apart)[::-1])[::-1]
+        centre = high - apart - later * gap
+        before = np.where(cut_k > 0, np.roll(centre, 1), 0)
+        after = np.where(cut_k < share - 2, np.roll(centre, -1), n - 1)
+        half = np.maximum(1, np.minimum(centre - before, after - centre) // 4)
+        # Each cut looks at `2 * reach + 1` points around its centre, all cuts at once.
+        reach = int(half.max())
+        offsets = np.arange(-reach, reach + 1)
+        at = np.clip(centre[:, None] + offsets, 1, (n - 2)[:, None])
+        inside = np.abs(offsets)[None, :] <= half[:, None]
+        flat = np.where(inside, straight[start[:, None] + at], -np.inf)
+        cut_at = at[np.arange(len(at)), flat.argmax(axis=1)]
+        starts[inner_piece] = cut_at
+        ends[~closing] = cut_at
+        run_first = runs.offsets[:-1][measured[cut_of]]
+        cut_tangent = _tangent_back(pts, run_first, n - 1, cut_at, np.zeros((len(cut_at), 2)))
+    # Every measured run's pieces: their turning gives their first reach.
+    in_measured = np.zeros(count, dtype=bool)
+    in_measured[measured] = True
+    where = np.full(count, -1, dtype=np.int64)
+    where[measured] = sub_off[:-1]
+    piece_m = np.nonzero(in_measured[piece_run])[0]
+    at_run = where[piece_run[piece_m]]
+    spent = turned[at_run + ends[piece_m]] - turned[at_run + starts[piece_m]]
+    length_part = (ends[piece_m] - starts[piece_m]) * (_COST_UNIT // CUT_LENGTH)
+    piece_turn = (spent - length_part) * (CUT_TURN / _COST_UNIT)
+    first_step = np.zeros(len(piece_run), dtype=np.int64)
+    first_step[piece_m] = _first_reach(ends[piece_m] - starts[piece_m] + 1, piece_turn)
+    t1 = runs.t1[piece_run]
+    t2 = runs.t2[piece_run]
+    if len(piece_run) > count:
+        t1[inner_piece] = -cut_tangent
+        t2[~closing] = cut_tangent
+    return _Pieces(piece_run, starts, ends, t1, t2, first_step)
+
+
+def _first_reach(lengths: Ints, turn: Floats) -> Ints:
+    """The reach the search tries first for a run's (or piece's) first segment, as the
+    search step (see `_Bracket`): the whole run (0) where it turns by at most about two
+    segments' worth, else reaches around the length one segment's turning takes
+    (-length)."""
+    segments = turn / SEGMENT_TURN
+    guess = np.maximum(MIN_REACH, np.rint((lengths - 1) / np.maximum(segments, 1.0)))
+    return np.where(segments <= 1.0, 0, -guess.astype(np.int64))
 
 
 @attrs.define(eq=False)
@@ -913,26 +1160,30 @@ class _Search:
     found_run: list[Ints] = attrs.field(factory=list)
     found_seg: list[Floats] = attrs.field(factory=list)
     found_line: list[Bools] = attrs.field(factory=list)
+    found_end: list[Ints] = attrs.field(factory=list)
     done: int = 0
     #: Called between batches of attempts and after every round (progress and cancel).
     tick: Callable[[], None] = attrs.field(default=lambda: None)
 
     @staticmethod
-    def start(runs: Runs, tol: float) -> _Search:
-        count = len(runs.offsets) - 1
+    def start(
+        pts: Floats, off: Ints, last: Ints, t_in: Floats, t_end: Floats, tols: Floats
+    ) -> _Search:
+        """The search of runs that are points `off[k]..off[k] + last[k]` of `pts`."""
+        count = len(off)
         fields = len(attrs.fields(_Bracket)) - 1  # every field but `table` is one row
         bracket = _Bracket.of(np.zeros((fields, count), dtype=np.int64))
         bracket.lo[:] = 1
-        bracket.hi[:] = bracket.last[:] = np.diff(runs.offsets) - 1
+        bracket.hi[:] = bracket.last[:] = last
         bracket.best[:] = -1
         bracket.doubling[:] = 1
-        bracket.off[:] = runs.offsets[:-1]
+        bracket.off[:] = off
         return _Search(
-            pts=runs.data,
+            pts=pts,
             bracket=bracket,
-            tols=tol * runs.slack,
-            t_end=runs.t2,
-            t_in=runs.t1.copy(),
+            tols=tols,
+            t_end=t_end,
+            t_in=t_in.copy(),
             best_seg=np.zeros((count, 3, 2)),
             best_line=np.zeros(count, dtype=bool),
         )
@@ -977,6 +1228,7 @@ class _Search:
         self.found_run.append(runs)
         self.found_seg.append(self.best_seg[runs])
         self.found_line.append(self.best_line[runs])
+        self.found_end.append(b.best.copy())
         ended = b.best >= b.last
         self.done += int(ended.sum())
         go = np.nonzero(~ended)[0]
@@ -1120,6 +1372,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
     search.found_run.append(np.array(fin_runs, dtype=np.int64))
     search.found_seg.append(search.best_seg[fin_runs])
     search.found_line.append(search.best_line[fin_runs])
+    search.found_end.append(np.array([best[k] for k in finish], dtype=np.int64))
     ended = [k for k in finish if best[k] >= last[k]]
     go = [k for k in finish if best[k] < last[k]]
     search.done += len(ended)
@@ -1290,8 +1543,10 @@ def _attempt(
     bez, emax2, ems2 = _cubic(sub, u, t1, t2, ch, cnt)
     tol2, rms2 = tol2[todo], rms2[todo]
     good = (emax2 <= tol2) & (ems2 <= rms2)
-    for _ in range(NEWTON_STEPS):
-        retry = ~good & (emax2 < NEWTON_RANGE**2 * tol2)
+    near = emax2 < NEWTON_RANGE**2 * tol2
+    long_rows = span[todo] + 1 >= NEWTON_LONG
+    for step in range(NEWTON_STEPS):
+        retry = ~good & near & (long_rows if step >= NEWTON_SHORT_STEPS else True)
         if not retry.any():
             break
         r = np.nonzero(retry)[0]
@@ -1299,6 +1554,7 @@ def _attempt(
         b2, m2, s2 = _cubic(sub[:, r], u2, t1[:, r], t2[:, r], ch[:, r], cnt[r])
         u[r], bez[:, :, r], emax2[r], ems2[r] = u2, b2, m2, s2
         good = (emax2 <= tol2) & (ems2 <= rms2)
+        near = emax2 < NEWTON_LATE_RANGE**2 * tol2
     ok[todo] = good
     seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
     return ok, seg, line
