@@ -83,6 +83,9 @@ MIN_MIX = 0.3
 RING_FIT = 40
 #: Largest share of the image one colour's letters may cover: more is a pattern, not text.
 MAX_INK_SHARE = 0.35
+#: A palette (or a set of colours left out) this short is handled colour by colour:
+#: one comparison per colour costs less than a lookup per pixel.
+_FEW_COLOURS = 8
 
 
 @attrs.frozen(eq=False)
@@ -130,27 +133,15 @@ def find_letters(
     shape on one side and is no letter). Its ink is the palette colour most of its
     pixels have, or, for a component mostly of misfits, measured (`_extreme`).
     O(N) for the masks, the labelling and the erosion; O(components) for the rest."""
-    painted = labels >= 0
-    if not painted.any() or len(palette) == 0:
+    if len(palette) == 0:
         return None
-    safe = np.maximum(labels, 0)
-    counts = np.bincount(labels[painted], minlength=len(palette))
-    share = counts <= MAX_INK_SHARE * labels.size
-    share[int(np.argmax(counts))] = False
-    own = share[safe] & painted
-    # Misfits by lightness alone (one channel, a third of the cost): small type is read
-    # by its contrast in lightness, and JPEG keeps lightness best.
-    # Channel by channel: summing over the strided last axis is ten times slower.
-    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
-    off = np.abs(grey - np.rint(palette.sum(axis=1)).astype(np.int16)[safe])
-    misfit = painted & ~own & (off > 3 * MISFIT)
-    candidate = own | misfit
-    if not candidate.any():
+    found_candidates = _candidates(labels, rgb, palette)
+    if found_candidates is None:
         return None
-    found, n, extent, area = _label8(candidate)
-    boxes = [
-        (slice(int(r0), int(r1)), slice(int(c0), int(c1))) for r0, r1, c0, c1 in extent.tolist()
-    ]
+    candidate, misfit = found_candidates
+    runs = _runs8(candidate)
+    n = runs.count
+    extent, area = runs.extents()
     height = extent[:, 1] - extent[:, 0]
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
@@ -160,15 +151,18 @@ def find_letters(
         return None
     # From here on only the box around the letters (and a margin for their paper) is
     # read: flat art with a few small shapes pays for that box, not for the image.
-    window = _window(boxes, letter, labels.shape, margin=2)
-    letter &= ~_thick(candidate[window], found[window], len(letter))
+    window = _window(extent, letter, labels.shape, margin=2)
+    found = runs.paint(window, np.arange(1, n + 1, dtype=np.int32))
+    letter &= ~_thick(candidate[window], found, n)
     if not letter.any():
         return None
+    off = _lightness_off(labels[window], rgb[window], palette)
+    own = candidate[window] & ~misfit[window]
     remap = np.zeros(n + 1, dtype=np.int32)
     count = int(letter.sum())
     remap[1:][letter] = 1 + np.arange(count, dtype=np.int32)
-    component = remap[found[window]]
-    near_labels, near_own = labels[window], own[window]
+    component = remap[found]
+    near_labels, near_own = labels[window], own
     # Each letter's ink: the colour of most of its own-colour pixels, when they are most
     # of it; -1 (measured below) for letters mostly of misfits.
     k = len(palette)
@@ -183,12 +177,12 @@ def find_letters(
     measured = ink < 0
     if measured.any():
         colour[measured] = _extreme(
-            rgb[window], off[window], component, (1 + np.flatnonzero(measured)).astype(np.int32)
+            rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
     paper = _paper(near_labels, component, count)
     usable = paper >= 0
     if measured.any():
-        usable &= ~measured | _on_clean_paper(off[window], component, count)
+        usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
         return None
     if not usable.all():
@@ -203,68 +197,174 @@ def find_letters(
 
 
 def _window(
-    boxes: list[tuple[slice, slice]],
+    extent: npt.NDArray[np.int64],
     letter: BoolArray,
     shape: tuple[int, ...],
     margin: int,
 ) -> tuple[slice, slice]:
-    """The box around the components `letter` marks, `margin` pixels wider. O(letters)."""
-    chosen = [boxes[i] for i in np.flatnonzero(letter).tolist()]
-    top = max(min(b[0].start for b in chosen) - margin, 0)
-    bottom = min(max(b[0].stop for b in chosen) + margin, shape[0])
-    left = max(min(b[1].start for b in chosen) - margin, 0)
-    right = min(max(b[1].stop for b in chosen) + margin, shape[1])
+    """The box around the components `letter` marks (their `extent` rows: first row,
+    row past the last, first column, column past the last), `margin` pixels wider.
+    O(components)."""
+    chosen = extent[letter]
+    top = max(int(chosen[:, 0].min()) - margin, 0)
+    bottom = min(int(chosen[:, 1].max()) + margin, shape[0])
+    left = max(int(chosen[:, 2].min()) - margin, 0)
+    right = min(int(chosen[:, 3].max()) + margin, shape[1])
     return slice(top, bottom), slice(left, right)
+
+
+def _candidates(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+) -> tuple[BoolArray, BoolArray] | None:
+    """The pixels that may be small type, and which of them are misfits; None when
+    there are none. Candidates are the pixels of every colour but the commonest
+    (and but colours on more than `MAX_INK_SHARE` of the image), and the misfits: pixels
+    labelled with one of those colours though their lightness is further than `MISFIT`
+    from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
+    each colour's pixels are one comparison, counted (a bincount casts every label to 64
+    bits first), and the misfits are compared with the left-out colours' levels, with no
+    lookup per pixel; a longer palette is looked up with `np.take` (half the cost of
+    fancy indexing). O(N)."""
+    k = len(palette)
+    painted = labels >= 0
+    colour_masks = [labels == c for c in range(k)] if k <= _FEW_COLOURS else None
+    if colour_masks is not None:
+        counts = np.array([np.count_nonzero(m) for m in colour_masks], dtype=np.int64)
+    else:
+        counts = np.bincount(labels.ravel() + 1, minlength=k + 1)[1:]
+    share = counts <= MAX_INK_SHARE * labels.size
+    share[int(np.argmax(counts))] = False
+    left_out = np.flatnonzero(~share).tolist()
+    # Misfits by lightness alone (one channel, a third of the cost): small type is read
+    # by its contrast in lightness, and JPEG keeps lightness best.
+    # Channel by channel: summing over the strided last axis is ten times slower.
+    grey = rgb[..., 0].astype(np.int16)
+    grey += rgb[..., 1]
+    grey += rgb[..., 2]
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    if colour_masks is not None:
+        # Misfits can only be of the few colours left out: compared to those levels.
+        own = painted.copy()
+        misfit = np.zeros(labels.shape, dtype=bool)
+        for colour in left_out:
+            own &= ~colour_masks[colour]
+            low, high = int(level[colour]) - 3 * MISFIT, int(level[colour]) + 3 * MISFIT
+            misfit |= colour_masks[colour] & ((grey < low) | (grey > high))
+    else:
+        own = np.take(share, labels) & painted
+        grey -= np.take(level, labels)
+        misfit = np.abs(grey, out=grey) > 3 * MISFIT
+        misfit &= painted
+        misfit &= ~own
+    candidate = own | misfit
+    if not candidate.any():
+        return None
+    return candidate, misfit
+
+
+def _lightness_off(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+) -> npt.NDArray[np.int16]:
+    """Per pixel: how far its lightness (sum of the channels) is from its label's colour
+    (from the first colour where unlabelled). O(pixels given)."""
+    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    off: npt.NDArray[np.int16] = np.abs(grey - level[np.maximum(labels, 0)])
+    return off
 
 
 def _label8(mask: BoolArray) -> tuple[IntArray, int, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The 8-connected components of `mask`, numbered 1.. in raster order of their first
     pixel (as `scipy.ndimage.label` numbers them; 0 off the mask), their count, their
     boxes (first row, row past the last, first column, column past the last) and areas.
+    `find_letters` takes the runs (`_runs8`) and paints only the letters' box; this is
+    the whole map, as SciPy gives it. O(N + R log R)."""
+    runs = _runs8(mask)
+    extent, area = runs.extents()
+    whole = (slice(0, mask.shape[0]), slice(0, mask.shape[1]))
+    found = runs.paint(whole, np.arange(1, runs.count + 1, dtype=np.int32))
+    return found, runs.count, extent, area
 
-    Without SciPy, so that a trace with no small text never loads it: the 4-connected
-    runs of `cleanup.label_components`, joined across diagonals by
-    `detail.corner_groups`; the boxes from the runs. O(N) for the map, then
-    O(R log R) for R runs."""
-    from printjob_adapters.engine.cleanup import label_components
-    from printjob_adapters.engine.detail import boundary_mask, corner_groups
+
+@attrs.frozen(eq=False)
+class _Runs:
+    """The horizontal runs of a mask, in raster order, and the 8-connected component
+    each belongs to (numbered 0.. in raster order of the component's first pixel)."""
+
+    row: npt.NDArray[np.int64]
+    start: npt.NDArray[np.int64]
+    stop: npt.NDArray[np.int64]
+    owner: IntArray
+    count: int
+
+    def extents(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per component its box (first row, row past the last, first column, column
+        past the last) and its area. O(R)."""
+        n = self.count
+        extent = np.empty((n, 4), dtype=np.int64)
+        extent[:, 0] = np.iinfo(np.int64).max
+        extent[:, 1] = 0
+        extent[:, 2] = np.iinfo(np.int64).max
+        extent[:, 3] = 0
+        np.minimum.at(extent[:, 0], self.owner, self.row)
+        np.maximum.at(extent[:, 1], self.owner, self.row + 1)
+        np.minimum.at(extent[:, 2], self.owner, self.start)
+        np.maximum.at(extent[:, 3], self.owner, self.stop)
+        area = np.bincount(self.owner, weights=self.stop - self.start, minlength=n)
+        return extent, area.astype(np.int64)
+
+    def paint(self, window: tuple[slice, slice], value: IntArray) -> IntArray:
+        """`value[c]` over the pixels of each component c inside `window` (slices with
+        start and stop), 0 elsewhere. O(R + pixels painted)."""
+        r0, r1 = int(window[0].start), int(window[0].stop)
+        c0, c1 = int(window[1].start), int(window[1].stop)
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
+        start = np.maximum(self.start, c0)
+        stop = np.minimum(self.stop, c1)
+        seen = (self.row >= r0) & (self.row < r1) & (stop > start) & (value[self.owner] != 0)
+        lengths = (stop - start)[seen]
+        if not len(lengths):
+            return out
+        heads = (self.row[seen] - r0) * (c1 - c0) + start[seen] - c0
+        total = int(lengths.sum())
+        offsets = np.cumsum(lengths) - lengths
+        flat = np.repeat(heads - offsets, lengths) + np.arange(total, dtype=np.int64)
+        out.ravel()[flat] = np.repeat(value[self.owner[seen]], lengths)
+        return out
+
+
+def _runs8(mask: BoolArray) -> _Runs:
+    """The runs of `mask` joined 8-connected: a run touches the runs of the next row
+    whose columns overlap its own widened by one. Runs from one pass over the mask;
+    the touching runs of the next row are a range found by binary search (both ends
+    of a row's runs are sorted); components by `graphs.connected_components`, which
+    numbers them by their smallest run, so in raster order of their first pixel (as
+    `scipy.ndimage.label` does). O(N) for the runs, O(R log R) for the rest."""
+    from printjob_adapters.engine.graphs import connected_components
 
     h, w = mask.shape
-    labels = np.where(mask, 0, -1).astype(np.int32)
-    comps = label_components(labels)
-    # Components of the mask touching at a corner join, as the detail stage joins them.
-    group, _ = corner_groups(comps, labels, np.flatnonzero(boundary_mask(labels)))
-    count = comps.count
-    # Number the groups in raster order of their first pixel; id 0 (off the mask) is 0.
-    on = comps.label >= 0
-    first = np.full(count, h * w, dtype=np.int64)
-    np.minimum.at(first, group[on], comps.first[on])
-    live = np.unique(group[on])
-    order = live[np.argsort(first[live], kind="stable")]
-    number = np.zeros(count, dtype=np.int32)
-    number[order] = 1 + np.arange(len(order), dtype=np.int32)
-    per_id = np.where(on, number[group], 0).astype(np.int32)
-    found: IntArray = comps.spread(per_id)
-    n = len(order)
-    # Boxes and areas from the runs of the map: each run is one row, one column span.
-    lengths = comps.run_length
-    heads = np.cumsum(lengths) - lengths
-    run_number = per_id[comps.to_id[comps.run_base]]
-    inside = run_number > 0
-    owner = run_number[inside] - 1
-    row, col = np.divmod(heads[inside], w)
-    end = col + lengths[inside]
-    extent = np.empty((n, 4), dtype=np.int64)
-    extent[:, 0] = h
-    extent[:, 1] = 0
-    extent[:, 2] = w
-    extent[:, 3] = 0
-    np.minimum.at(extent[:, 0], owner, row)
-    np.maximum.at(extent[:, 1], owner, row + 1)
-    np.minimum.at(extent[:, 2], owner, col)
-    np.maximum.at(extent[:, 3], owner, end)
-    area = np.bincount(owner, weights=lengths[inside], minlength=n).astype(np.int64)
-    return found, n, extent, area
+    pitch = w + 2
+    padded = np.zeros((h, pitch), dtype=bool)
+    padded[:, 1:-1] = mask
+    flat = padded.ravel()
+    # On booleans: `np.diff` of int8 costs six times as much.
+    change = np.flatnonzero(flat[1:] != flat[:-1])
+    heads, tails = change[0::2] + 1, change[1::2] + 1
+    row = heads // pitch
+    start = heads - row * pitch - 1
+    stop = tails - row * pitch - 1
+    # Keys in raster order: a run's first and last columns, in the rows after.
+    begins = row * pitch + start
+    ends = row * pitch + stop
+    first = np.searchsorted(ends, begins + pitch, side="left")
+    last = np.searchsorted(begins, ends + pitch, side="right")
+    touching = np.maximum(last - first, 0)
+    total = int(touching.sum())
+    here = np.repeat(np.arange(len(row), dtype=np.int64), touching)
+    offsets = np.cumsum(touching) - touching
+    there = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
+    count, owner = connected_components(len(row), here, there)
+    return _Runs(row=row, start=start, stop=stop, owner=owner, count=count)
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
