@@ -56,6 +56,9 @@ SCALE = 3
 MAX_HEIGHT = 14
 #: Shortest letter: a dot or a 1-px rule is no letter (and is kept by `detail`).
 MIN_HEIGHT = 3
+#: Widest gap (pixels) across which a fragment under `MIN_HEIGHT` rows joins its
+#: neighbours (`_join_fragments`): the dot of an 8-px "i" is two rows above its stem.
+FRAGMENT_GAP = 2
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -71,6 +74,16 @@ LEAST_CUT = 0.2
 #: label's colour for the label to describe it: further, the pixel is detail the
 #: clean-up merged away.
 MISFIT = 80
+#: ... or, between colours closer than twice `MISFIT` in lightness (yellow on blue is 93
+#: levels apart), more than half the way to the furthest palette colour, but never
+#: nearer its label than `LEAST_MISFIT`: such a pixel is more ink than paper.
+LEAST_MISFIT = 40
+#: Largest mean lightness difference (per channel) between the pixels and their labels'
+#: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
+#: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
+#: paper they were merged into), a stamp's speckled ink 12, photos forced into two
+#: colours 18 to 30.
+FLAT_FIT = 10
 #: Largest sRGB distance at which a measured ink is taken to be that palette colour
 #: before any colour that merely stands out from the paper.
 SAME_INK = 60.0
@@ -99,6 +112,9 @@ class Letters:
     ink: IntArray
     paper: IntArray
     ink_colour: FloatArray
+    #: Whether the measured inks stay the colour coverage is measured against (art
+    #: that fits its palette, `_FlatTest`) once a palette colour is chosen to draw them.
+    measured_coverage: bool = False
 
     @property
     def count(self) -> int:
@@ -135,11 +151,12 @@ def find_letters(
     O(N) for the masks, the labelling and the erosion; O(components) for the rest."""
     if len(palette) == 0:
         return None
-    found_candidates = _candidates(labels, rgb, palette)
+    flat = _FlatTest(labels, rgb, palette)
+    found_candidates = _candidates(labels, rgb, palette, flat)
     if found_candidates is None:
         return None
     candidate, misfit = found_candidates
-    runs = _runs8(candidate)
+    runs = _join_fragments(_runs8(candidate), candidate, flat)
     n = runs.count
     extent, area = runs.extents()
     height = extent[:, 1] - extent[:, 0]
@@ -193,7 +210,13 @@ def find_letters(
     whole = np.zeros(labels.shape, dtype=np.int32)
     whole[window] = component
     component = whole
-    return Letters(component=component, ink=ink, paper=paper, ink_colour=colour)
+    return Letters(
+        component=component,
+        ink=ink,
+        paper=paper,
+        ink_colour=colour,
+        measured_coverage=bool(measured.any()) and flat.holds(),
+    )
 
 
 def _window(
@@ -214,7 +237,7 @@ def _window(
 
 
 def _candidates(
-    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray, flat: _FlatTest
 ) -> tuple[BoolArray, BoolArray] | None:
     """The pixels that may be small type, and which of them are misfits; None when
     there are none. Candidates are the pixels of every colour but the commonest
@@ -242,24 +265,63 @@ def _candidates(
     grey += rgb[..., 1]
     grey += rgb[..., 2]
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    reach = _misfit_reach(level)
+    if (reach < 3 * MISFIT).any() and not flat.holds():
+        # A photo or a scan quantised to a few colours: far from its label says nothing.
+        reach[:] = 3 * MISFIT
     if colour_masks is not None:
         # Misfits can only be of the few colours left out: compared to those levels.
         own = painted.copy()
         misfit = np.zeros(labels.shape, dtype=bool)
         for colour in left_out:
             own &= ~colour_masks[colour]
-            low, high = int(level[colour]) - 3 * MISFIT, int(level[colour]) + 3 * MISFIT
+            low, high = int(level[colour] - reach[colour]), int(level[colour] + reach[colour])
             misfit |= colour_masks[colour] & ((grey < low) | (grey > high))
     else:
         own = np.take(share, labels) & painted
         grey -= np.take(level, labels)
-        misfit = np.abs(grey, out=grey) > 3 * MISFIT
+        misfit = np.abs(grey, out=grey) > np.take(reach, labels)
         misfit &= painted
         misfit &= ~own
     candidate = own | misfit
     if not candidate.any():
         return None
     return candidate, misfit
+
+
+def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+    """Per palette colour (lightness `level`, sum of the channels): how far a pixel's
+    lightness may be from it before the pixel is a misfit. `MISFIT` per channel, or half
+    the way to the furthest colour of the palette when that is nearer (never under
+    `LEAST_MISFIT`): on a low-contrast pair a stroke covering two thirds of a pixel is
+    still further from the paper than the fixed level lets it be. O(K²)."""
+    spread = np.abs(level[:, None].astype(np.int32) - level[None, :]).max(axis=1)
+    reach: npt.NDArray[np.int16] = np.clip(spread // 2, 3 * LEAST_MISFIT, 3 * MISFIT).astype(
+        np.int16
+    )
+    return reach
+
+
+class _FlatTest:
+    """Whether the painted pixels' lightness is on average within `FLAT_FIT` of their
+    label's, worked out once and only when asked (`holds`): flat art (plain or JPEG'd)
+    and text are; a photo forced into two colours is not, and there a pixel half way
+    between its two colours, or a speck near a letter-sized one, is no erased stroke.
+    O(N), when asked."""
+
+    def __init__(self, labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray) -> None:
+        self._labels, self._rgb, self._palette = labels, rgb, palette
+        self._answer: bool | None = None
+
+    def holds(self) -> bool:
+        if self._answer is None:
+            level = np.rint(self._palette.sum(axis=1)).astype(np.int16)
+            painted = self._labels >= 0
+            grey = self._rgb[..., 0].astype(np.int16) + self._rgb[..., 1] + self._rgb[..., 2]
+            off = np.abs(grey - np.take(level, self._labels))
+            total = int(np.count_nonzero(painted))
+            self._answer = total > 0 and float(off[painted].sum()) <= 3 * FLAT_FIT * total
+        return self._answer
 
 
 def _lightness_off(
@@ -365,6 +427,57 @@ def _runs8(mask: BoolArray) -> _Runs:
     there = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
     count, owner = connected_components(len(row), here, there)
     return _Runs(row=row, start=start, stop=stop, owner=owner, count=count)
+
+
+def _join_fragments(runs: _Runs, mask: BoolArray, flat: _FlatTest) -> _Runs:
+    """`runs` with each fragment too short for a letter (under `MIN_HEIGHT` rows: an
+    i's dot, a period, the top of an "s" whose middle is fainter than the misfit level)
+    joined to the components within `FRAGMENT_GAP` pixels of it (a light 8-px caption
+    is all such fragments: only its darkest pixels are candidates), when together they
+    are no taller than `MAX_HEIGHT` (two lines of text are never joined). A letter of
+    8-px type broken by a faint stroke is one letter again, and its dots are drawn with
+    it. A stamp's speckle does not fit its palette, so is not joined. The grouping
+    is the 8-connected labelling of the mask grown by `FRAGMENT_GAP` pixels right and
+    down (two pixels that far apart then touch, one pixel further do not). Components
+    are numbered again in raster order of their first pixel. O(N) for the grown mask,
+    O(R log R) after. Only on art that fits its palette (`_FlatTest`)."""
+    n = runs.count
+    extent, _ = runs.extents()
+    short = (extent[:, 1] - extent[:, 0]) < MIN_HEIGHT
+    if not short.any() or n < 2:
+        return runs
+    grown = mask.copy()
+    for step in range(1, FRAGMENT_GAP + 1):
+        grown[step:, :] |= mask[:-step, :]
+    rows = grown.copy()
+    for step in range(1, FRAGMENT_GAP + 1):
+        grown[:, step:] |= rows[:, :-step]
+    wide = _runs8(grown)
+    pitch = mask.shape[1] + 1
+    # Each run of the mask lies in the run of the grown mask that starts last before it.
+    inside = np.searchsorted(wide.row * pitch + wide.start, runs.row * pitch + runs.start, "right")
+    first_run = np.full(n, len(runs.row), dtype=np.int64)
+    np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
+    group = wide.owner[inside[first_run] - 1]
+    top = np.full(wide.count, np.iinfo(np.int64).max, dtype=np.int64)
+    bottom = np.zeros(wide.count, dtype=np.int64)
+    np.minimum.at(top, group, extent[:, 0])
+    np.maximum.at(bottom, group, extent[:, 1])
+    members = np.bincount(group, minlength=wide.count)
+    has_short = np.bincount(group, weights=short, minlength=wide.count) > 0
+    joined = (members > 1) & has_short & (bottom - top <= MAX_HEIGHT)
+    if not joined.any() or not flat.holds():
+        return runs
+    merged = np.where(joined[group], n + group, np.arange(n))
+    # Raster order of the first pixel: the smallest first run of each new component.
+    _, new_id = np.unique(merged, return_inverse=True)
+    count = int(new_id.max()) + 1
+    head = np.full(count, len(runs.row), dtype=np.int64)
+    np.minimum.at(head, new_id, first_run)
+    rank = np.empty(count, dtype=np.int32)
+    rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
+    owner = rank[new_id][runs.owner].astype(np.int32)
+    return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=owner, count=count)
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
@@ -580,11 +693,13 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         keep[1:][~usable] = 0
         component = keep[component]
     ink = ink[usable]
+    # On flat art the coverage is measured against the ink as it is in the image (a grey
+    # caption drawn with the palette's black keeps the shape its grey strokes give it).
     return Letters(
         component=component,
         ink=ink,
         paper=letters.paper[usable],
-        ink_colour=palette[ink],
+        ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
     )
 
 
