@@ -212,7 +212,7 @@ def test_fragments_join_across_two_pixels_and_never_join_two_lines() -> None:
     mask[15, 14] = True  # a period three pixels clear of the stem's foot: stays apart
     mask[20:27, 5] = True  # the next line's stem, eight rows below the first
     mask[18, 5] = True  # its dot, one row above
-    runs = small_text._join_fragments(small_text._runs8(mask), mask, flat)
+    runs = small_text._join_fragments(small_text._runs8(mask), mask.shape, flat)
     whole = (slice(0, 30), slice(0, 30))
     found = runs.paint(whole, np.arange(1, runs.count + 1, dtype=np.int32))
     assert found[2, 5] == found[5, 5]
