@@ -247,9 +247,9 @@ def _candidates(
     labelled with one of those colours though their lightness is further than `MISFIT`
     from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
     each colour's pixels are one comparison, counted (a bincount casts every label to 64
-    bits first), and the misfits are compared with the left-out colours' levels, with no
-    lookup per pixel; a longer palette is looked up with `np.take` (half the cost of
-    fancy indexing). O(N)."""
+    bits first); the misfits are compared with the few left-out colours' levels, with no
+    lookup per pixel (more left out: looked up with `np.take`, half the cost of fancy
+    indexing). O(N)."""
     k = len(palette)
     painted = labels >= 0
     colour_masks = [labels == c for c in range(k)] if k <= _FEW_COLOURS else None
@@ -271,14 +271,15 @@ def _candidates(
     if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
         # A photo or a scan quantised to a few colours: far from its label says nothing.
         reach[:] = 3 * MISFIT
-    if colour_masks is not None:
+    if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
         own = painted.copy()
         misfit = np.zeros(labels.shape, dtype=bool)
         for colour in left_out:
-            own &= ~colour_masks[colour]
+            mask = colour_masks[colour] if colour_masks is not None else labels == colour
+            own &= ~mask
             low, high = int(level[colour] - reach[colour]), int(level[colour] + reach[colour])
-            misfit |= colour_masks[colour] & ((grey < low) | (grey > high))
+            misfit |= mask & ((grey < low) | (grey > high))
     else:
         own = np.take(share, labels) & painted
         grey -= np.take(level, labels)
