@@ -59,6 +59,9 @@ MIN_HEIGHT = 3
 #: Widest gap (pixels) across which a fragment under `MIN_HEIGHT` rows joins its
 #: neighbours (`_join_fragments`): the dot of an 8-px "i" is two rows above its stem.
 FRAGMENT_GAP = 2
+#: Largest difference (per channel) between a colour and the commonest one for it to be
+#: a tint of the paper: pixels of it are not counted into a stroke's width (`_thick`).
+TINT = 32
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -157,7 +160,7 @@ def find_letters(
     found_candidates = _candidates(labels, rgb, palette, flat)
     if found_candidates is None:
         return None
-    candidate, misfit = found_candidates
+    candidate, misfit, commonest = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
     n = runs.count
     extent, area = runs.extents()
@@ -172,7 +175,10 @@ def find_letters(
     # read: flat art with a few small shapes pays for that box, not for the image.
     window = _window(extent, letter, labels.shape, margin=2)
     found = runs.paint(window, np.arange(1, n + 1, dtype=np.int32))
-    letter &= ~_thick(candidate[window], found, n)
+    # A letter's counters may be labelled with a tint of the paper (a bowl one pixel
+    # across is never the paper's own colour): they are no ink, and no stroke is thick.
+    inky = candidate[window] & ~np.take(_tints(palette, commonest), labels[window])
+    letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
     off = _lightness_off(labels[window], rgb[window], palette)
@@ -240,9 +246,9 @@ def _window(
 
 def _candidates(
     labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray, flat: _FlatTest
-) -> tuple[BoolArray, BoolArray] | None:
-    """The pixels that may be small type, and which of them are misfits; None when
-    there are none. Candidates are the pixels of every colour but the commonest
+) -> tuple[BoolArray, BoolArray, int] | None:
+    """The pixels that may be small type, which of them are misfits, and the commonest
+    colour; None when there are none. Candidates are the pixels of every colour but the commonest
     (and but colours on more than `MAX_INK_SHARE` of the image), and the misfits: pixels
     labelled with one of those colours though their lightness is further than `MISFIT`
     from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
@@ -258,7 +264,8 @@ def _candidates(
     else:
         counts = np.bincount(labels.ravel() + 1, minlength=k + 1)[1:]
     share = counts <= MAX_INK_SHARE * labels.size
-    share[int(np.argmax(counts))] = False
+    commonest = int(np.argmax(counts))
+    share[commonest] = False
     left_out = np.flatnonzero(~share).tolist()
     # Misfits by lightness alone (one channel, a third of the cost): small type is read
     # by its contrast in lightness, and JPEG keeps lightness best.
@@ -289,7 +296,7 @@ def _candidates(
     candidate = own | misfit
     if not candidate.any():
         return None
-    return candidate, misfit
+    return candidate, misfit, commonest
 
 
 def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
@@ -498,6 +505,15 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
     renumbered = rank[new_id][runs.owner].astype(np.int32)
     return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
+
+
+def _tints(palette: FloatArray, commonest: int) -> BoolArray:
+    """Per palette colour (and a last entry for unlabelled pixels, False): whether it
+    is a tint of the `commonest` colour, within `TINT` of it in every channel. O(K)."""
+    near = np.abs(palette - palette[commonest]).max(axis=1) <= TINT
+    near[commonest] = False
+    tint: BoolArray = np.append(near, False)
+    return tint
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
