@@ -68,6 +68,9 @@ FRAGMENT_GAP = 2
 #: Largest difference (per channel) between a colour and the commonest one for it to be
 #: a tint of the paper: pixels of it are not counted into a stroke's width (`_thick`).
 TINT = 32
+#: A letter whose ink is a palette colour is measured against its own strongest pixels
+#: when they are less than this share of the way from its paper to that colour.
+SHOWN_INK = 0.8
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -212,6 +215,11 @@ def find_letters(
         )
     paper = _paper(near_labels, component, count)
     usable = paper >= 0
+    lighter = np.zeros(count, dtype=bool)
+    voted = ~measured & usable
+    if voted.any() and flat.holds():
+        lighter[voted], seen = _lighter_ink(rgb[window], component, voted, ink, paper, palette)
+        colour[lighter] = seen
     if measured.any():
         usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
@@ -221,6 +229,7 @@ def find_letters(
         keep[1:][~usable] = 0
         component = keep[component]
         ink, paper, colour = ink[usable], paper[usable], colour[usable]
+        lighter, measured = lighter[usable], measured[usable]
     whole = np.zeros(labels.shape, dtype=np.int32)
     whole[window] = component
     component = whole
@@ -229,7 +238,7 @@ def find_letters(
         ink=ink,
         paper=paper,
         ink_colour=colour,
-        measured_coverage=bool(measured.any()) and flat.holds(),
+        measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
     )
 
 
@@ -583,6 +592,32 @@ def _extreme(
     sums = np.stack([np.bincount(owner, pixels[:, c], size) for c in range(3)], axis=1)
     colour: FloatArray = sums[index] / np.maximum(weight[index], 1)[:, None]
     return colour
+
+
+def _lighter_ink(
+    rgb: npt.NDArray[np.uint8],
+    component: IntArray,
+    voted: BoolArray,
+    ink: IntArray,
+    paper: IntArray,
+    palette: FloatArray,
+) -> tuple[BoolArray, FloatArray]:
+    """For the letters `voted` (their ink a palette colour), whether their own
+    strongest pixels (`_extreme`, by lightness from their paper) fall short of that ink
+    by more than `SHOWN_INK` of the way, and the colour those pixels show for those that
+    do: light grey type labelled with a darker palette colour is measured against its
+    grey, or its lighter strokes fall under the cut. O(window)."""
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+    paper_level = np.concatenate([[0], level[np.maximum(paper, 0)]]).astype(np.int16)
+    far: npt.NDArray[np.int16] = np.abs(grey - paper_level[component])
+    index = np.flatnonzero(voted)
+    seen = _extreme(rgb, far, component, (1 + index).astype(np.int32))
+    ink_level = level[ink[index]].astype(np.float64)
+    paper_side = level[paper[index]].astype(np.float64)
+    span = np.where(ink_level == paper_side, 1.0, ink_level - paper_side)
+    short: BoolArray = (seen.sum(axis=1) - paper_side) / span < SHOWN_INK
+    return short, seen[short]
 
 
 def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:
