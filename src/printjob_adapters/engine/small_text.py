@@ -12,9 +12,12 @@ Stages (N pixels of the image, T of the letters' bounding box; each whole-array)
 
 1. `find_letters`: candidates are the pixels of every colour but the commonest and the
    pixels the clean-up merged into the paper (misfits, far from their label's colour),
-   labelled once; a component is kept when letter-sized (`MIN_HEIGHT` to `MAX_HEIGHT`
-   rows), thin, no solid block, and on one paper colour. O(N) (a bincount, a lightness
-   difference, one labelling), then O(T) inside the letters' box only.
+   labelled once from their runs (`_runs8`); fragments too short for a letter (dots,
+   broken strokes) join the letters beside them (`_join_fragments`); a component is
+   kept when letter-sized (`MIN_HEIGHT` to `MAX_HEIGHT` rows), thin (tints of the
+   paper in its counters not counted), no solid block, and on one paper colour. O(N) (a
+   few byte-wide comparisons, a lightness difference, the runs), then O(T) inside the
+   letters' box only.
 2. `coverage`: each pixel of the letters and the two pixels around them as a mixture of
    its letter's ink and paper colours, 0 (paper) to 1 (ink). O(N) (two dilations).
 3. `glyph_labels`: the coverage zoomed `SCALE` times (bicubic, as a viewer zooms) and
@@ -23,7 +26,10 @@ Stages (N pixels of the image, T of the letters' bounding box; each whole-array)
    zoomed ink is traced on its own (the ordinary tracer, `vectorise`) and drawn over the
    art, scaled back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
 
-Flat art without small text pays stage 1's whole-array passes and nothing else. The
+Flat art without small text pays stage 1's whole-array passes and nothing else (about
+1 ms on a 512-px logo). The nearer misfit level, the joining of fragments and the
+measured ink's coverage hold only for art that fits its palette (`_FlatTest`), so a
+photo forced into two colours or a speckled stamp is traced as before. The
 stage's labelling, erosion and dilation are NumPy (`_label8`, `_erode`, `_dilate`, equal
 to `scipy.ndimage`'s, property-tested), so that tracing a logo never loads SciPy (about
 0.12 s of a `printjob trace` process).
@@ -56,6 +62,15 @@ SCALE = 3
 MAX_HEIGHT = 14
 #: Shortest letter: a dot or a 1-px rule is no letter (and is kept by `detail`).
 MIN_HEIGHT = 3
+#: Widest gap (pixels) across which a fragment under `MIN_HEIGHT` rows joins its
+#: neighbours (`_join_fragments`): the dot of an 8-px "i" is two rows above its stem.
+FRAGMENT_GAP = 2
+#: Largest difference (per channel) between a colour and the commonest one for it to be
+#: a tint of the paper: pixels of it are not counted into a stroke's width (`_thick`).
+TINT = 32
+#: A letter whose ink is a palette colour is measured against its own strongest pixels
+#: when they are less than this share of the way from its paper to that colour.
+SHOWN_INK = 0.8
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -71,6 +86,18 @@ LEAST_CUT = 0.2
 #: label's colour for the label to describe it: further, the pixel is detail the
 #: clean-up merged away.
 MISFIT = 80
+#: ... or, between colours closer than twice `MISFIT` in lightness (yellow on blue is 93
+#: levels apart), more than half the way to the furthest palette colour, but never
+#: nearer its label than `LEAST_MISFIT`: such a pixel is more ink than paper.
+LEAST_MISFIT = 40
+#: Largest mean lightness difference (per channel) between the pixels and their labels'
+#: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
+#: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
+#: paper they were merged into), a stamp's speckled ink 12, photos forced into two
+#: colours 18 to 30.
+FLAT_FIT = 10
+#: `_FlatTest` reads every `_FLAT_STEP`-th row and column.
+_FLAT_STEP = 3
 #: Largest sRGB distance at which a measured ink is taken to be that palette colour
 #: before any colour that merely stands out from the paper.
 SAME_INK = 60.0
@@ -83,6 +110,9 @@ MIN_MIX = 0.3
 RING_FIT = 40
 #: Largest share of the image one colour's letters may cover: more is a pattern, not text.
 MAX_INK_SHARE = 0.35
+#: A palette (or a set of colours left out) this short is handled colour by colour:
+#: one comparison per colour costs less than a lookup per pixel.
+_FEW_COLOURS = 8
 
 
 @attrs.frozen(eq=False)
@@ -96,6 +126,9 @@ class Letters:
     ink: IntArray
     paper: IntArray
     ink_colour: FloatArray
+    #: Whether the measured inks stay the colour coverage is measured against (art
+    #: that fits its palette, `_FlatTest`) once a palette colour is chosen to draw them.
+    measured_coverage: bool = False
 
     @property
     def count(self) -> int:
@@ -130,27 +163,16 @@ def find_letters(
     shape on one side and is no letter). Its ink is the palette colour most of its
     pixels have, or, for a component mostly of misfits, measured (`_extreme`).
     O(N) for the masks, the labelling and the erosion; O(components) for the rest."""
-    painted = labels >= 0
-    if not painted.any() or len(palette) == 0:
+    if len(palette) == 0:
         return None
-    safe = np.maximum(labels, 0)
-    counts = np.bincount(labels[painted], minlength=len(palette))
-    share = counts <= MAX_INK_SHARE * labels.size
-    share[int(np.argmax(counts))] = False
-    own = share[safe] & painted
-    # Misfits by lightness alone (one channel, a third of the cost): small type is read
-    # by its contrast in lightness, and JPEG keeps lightness best.
-    # Channel by channel: summing over the strided last axis is ten times slower.
-    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
-    off = np.abs(grey - np.rint(palette.sum(axis=1)).astype(np.int16)[safe])
-    misfit = painted & ~own & (off > 3 * MISFIT)
-    candidate = own | misfit
-    if not candidate.any():
+    flat = _FlatTest(labels, rgb, palette)
+    found_candidates = _candidates(labels, rgb, palette, flat)
+    if found_candidates is None:
         return None
-    found, n, extent, area = _label8(candidate)
-    boxes = [
-        (slice(int(r0), int(r1)), slice(int(c0), int(c1))) for r0, r1, c0, c1 in extent.tolist()
-    ]
+    candidate, misfit, commonest = found_candidates
+    runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
+    n = runs.count
+    extent, area = runs.extents()
     height = extent[:, 1] - extent[:, 0]
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
@@ -160,15 +182,21 @@ def find_letters(
         return None
     # From here on only the box around the letters (and a margin for their paper) is
     # read: flat art with a few small shapes pays for that box, not for the image.
-    window = _window(boxes, letter, labels.shape, margin=2)
-    letter &= ~_thick(candidate[window], found[window], len(letter))
+    window = _window(extent, letter, labels.shape, margin=2)
+    found = runs.paint(window, np.arange(1, n + 1, dtype=np.int32))
+    # A letter's counters may be labelled with a tint of the paper (a bowl one pixel
+    # across is never the paper's own colour): they are no ink, and no stroke is thick.
+    inky = candidate[window] & ~np.take(_tints(palette, commonest), labels[window])
+    letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
+    off = _lightness_off(labels[window], rgb[window], palette)
+    own = candidate[window] & ~misfit[window]
     remap = np.zeros(n + 1, dtype=np.int32)
     count = int(letter.sum())
     remap[1:][letter] = 1 + np.arange(count, dtype=np.int32)
-    component = remap[found[window]]
-    near_labels, near_own = labels[window], own[window]
+    component = remap[found]
+    near_labels, near_own = labels[window], own
     # Each letter's ink: the colour of most of its own-colour pixels, when they are most
     # of it; -1 (measured below) for letters mostly of misfits.
     k = len(palette)
@@ -183,12 +211,17 @@ def find_letters(
     measured = ink < 0
     if measured.any():
         colour[measured] = _extreme(
-            rgb[window], off[window], component, (1 + np.flatnonzero(measured)).astype(np.int32)
+            rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
     paper = _paper(near_labels, component, count)
     usable = paper >= 0
+    lighter = np.zeros(count, dtype=bool)
+    voted = ~measured & usable
+    if voted.any() and flat.holds():
+        lighter[voted], seen = _lighter_ink(rgb[window], component, voted, ink, paper, palette)
+        colour[lighter] = seen
     if measured.any():
-        usable &= ~measured | _on_clean_paper(off[window], component, count)
+        usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
         return None
     if not usable.all():
@@ -196,75 +229,306 @@ def find_letters(
         keep[1:][~usable] = 0
         component = keep[component]
         ink, paper, colour = ink[usable], paper[usable], colour[usable]
+        lighter, measured = lighter[usable], measured[usable]
     whole = np.zeros(labels.shape, dtype=np.int32)
     whole[window] = component
     component = whole
-    return Letters(component=component, ink=ink, paper=paper, ink_colour=colour)
+    return Letters(
+        component=component,
+        ink=ink,
+        paper=paper,
+        ink_colour=colour,
+        measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
+    )
 
 
 def _window(
-    boxes: list[tuple[slice, slice]],
+    extent: npt.NDArray[np.int64],
     letter: BoolArray,
     shape: tuple[int, ...],
     margin: int,
 ) -> tuple[slice, slice]:
-    """The box around the components `letter` marks, `margin` pixels wider. O(letters)."""
-    chosen = [boxes[i] for i in np.flatnonzero(letter).tolist()]
-    top = max(min(b[0].start for b in chosen) - margin, 0)
-    bottom = min(max(b[0].stop for b in chosen) + margin, shape[0])
-    left = max(min(b[1].start for b in chosen) - margin, 0)
-    right = min(max(b[1].stop for b in chosen) + margin, shape[1])
+    """The box around the components `letter` marks (their `extent` rows: first row,
+    row past the last, first column, column past the last), `margin` pixels wider.
+    O(components)."""
+    chosen = extent[letter]
+    top = max(int(chosen[:, 0].min()) - margin, 0)
+    bottom = min(int(chosen[:, 1].max()) + margin, shape[0])
+    left = max(int(chosen[:, 2].min()) - margin, 0)
+    right = min(int(chosen[:, 3].max()) + margin, shape[1])
     return slice(top, bottom), slice(left, right)
+
+
+def _candidates(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray, flat: _FlatTest
+) -> tuple[BoolArray, BoolArray, int] | None:
+    """The pixels that may be small type, which of them are misfits, and the commonest
+    colour; None when there are none. Candidates are the pixels of every colour but the commonest
+    (and but colours on more than `MAX_INK_SHARE` of the image), and the misfits: pixels
+    labelled with one of those colours though their lightness is further than `MISFIT`
+    from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
+    each colour's pixels are one comparison, counted (a bincount casts every label to 64
+    bits first); the misfits are compared with the few left-out colours' levels, with no
+    lookup per pixel (more left out: looked up with `np.take`, half the cost of fancy
+    indexing). O(N)."""
+    k = len(palette)
+    painted = labels >= 0
+    colour_masks = [labels == c for c in range(k)] if k <= _FEW_COLOURS else None
+    if colour_masks is not None:
+        counts = np.array([np.count_nonzero(m) for m in colour_masks], dtype=np.int64)
+    else:
+        counts = np.bincount(labels.ravel() + 1, minlength=k + 1)[1:]
+    share = counts <= MAX_INK_SHARE * labels.size
+    commonest = int(np.argmax(counts))
+    share[commonest] = False
+    left_out = np.flatnonzero(~share).tolist()
+    # Misfits by lightness alone (one channel, a third of the cost): small type is read
+    # by its contrast in lightness, and JPEG keeps lightness best.
+    # Channel by channel: summing over the strided last axis is ten times slower.
+    grey = rgb[..., 0].astype(np.int16)
+    grey += rgb[..., 1]
+    grey += rgb[..., 2]
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    reach = _misfit_reach(level)
+    if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
+        # A photo or a scan quantised to a few colours: far from its label says nothing.
+        reach[:] = 3 * MISFIT
+    if len(left_out) <= _FEW_COLOURS:
+        # Misfits can only be of the few colours left out: compared to those levels.
+        own = painted.copy()
+        misfit = np.zeros(labels.shape, dtype=bool)
+        for colour in left_out:
+            mask = colour_masks[colour] if colour_masks is not None else labels == colour
+            own &= ~mask
+            low, high = int(level[colour] - reach[colour]), int(level[colour] + reach[colour])
+            misfit |= mask & ((grey < low) | (grey > high))
+    else:
+        own = np.take(share, labels) & painted
+        grey -= np.take(level, labels)
+        misfit = np.abs(grey, out=grey) > np.take(reach, labels)
+        misfit &= painted
+        misfit &= ~own
+    candidate = own | misfit
+    if not candidate.any():
+        return None
+    return candidate, misfit, commonest
+
+
+def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+    """Per palette colour (lightness `level`, sum of the channels): how far a pixel's
+    lightness may be from it before the pixel is a misfit. `MISFIT` per channel, or half
+    the way to the furthest colour of the palette when that is nearer (but the fixed
+    level when half of it would be under `LEAST_MISFIT`, so too close for ink): on a
+    low-contrast pair a stroke covering two thirds of a pixel is
+    still further from the paper than the fixed level lets it be. O(K²)."""
+    spread = np.abs(level[:, None].astype(np.int32) - level[None, :]).max(axis=1)
+    half = spread // 2
+    # No colour far enough for the nearer level (or none at all): the fixed one.
+    nearer = (half >= 3 * LEAST_MISFIT) & (half < 3 * MISFIT)
+    reach: npt.NDArray[np.int16] = np.where(nearer, half, 3 * MISFIT).astype(np.int16)
+    return reach
+
+
+class _FlatTest:
+    """Whether the painted pixels' lightness is on average within `FLAT_FIT` of their
+    label's, worked out once and only when asked (`holds`): flat art (plain or JPEG'd)
+    and text are; a photo forced into two colours is not, and there a pixel half way
+    between its two colours, or a speck near a letter-sized one, is no erased stroke.
+    O(N / 9), when asked."""
+
+    def __init__(self, labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray) -> None:
+        self._labels, self._rgb, self._palette = labels, rgb, palette
+        self._answer: bool | None = None
+
+    def holds(self) -> bool:
+        if self._answer is None:
+            # A mean: every third row and column tells it (a ninth of the cost).
+            labels = self._labels[::_FLAT_STEP, ::_FLAT_STEP]
+            rgb = self._rgb[::_FLAT_STEP, ::_FLAT_STEP]
+            level = np.rint(self._palette.sum(axis=1)).astype(np.int16)
+            painted = labels >= 0
+            grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+            off = np.abs(grey - np.take(level, labels))
+            total = int(np.count_nonzero(painted))
+            if total < painted.size:
+                off = off[painted]
+            self._answer = total > 0 and int(off.sum(dtype=np.int64)) <= 3 * FLAT_FIT * total
+        return self._answer
+
+
+def _lightness_off(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray
+) -> npt.NDArray[np.int16]:
+    """Per pixel: how far its lightness (sum of the channels) is from its label's colour
+    (from the first colour where unlabelled). O(pixels given)."""
+    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    off: npt.NDArray[np.int16] = np.abs(grey - level[np.maximum(labels, 0)])
+    return off
 
 
 def _label8(mask: BoolArray) -> tuple[IntArray, int, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The 8-connected components of `mask`, numbered 1.. in raster order of their first
     pixel (as `scipy.ndimage.label` numbers them; 0 off the mask), their count, their
     boxes (first row, row past the last, first column, column past the last) and areas.
+    `find_letters` takes the runs (`_runs8`) and paints only the letters' box; this is
+    the whole map, as SciPy gives it. O(N + R log R)."""
+    runs = _runs8(mask)
+    extent, area = runs.extents()
+    whole = (slice(0, mask.shape[0]), slice(0, mask.shape[1]))
+    found = runs.paint(whole, np.arange(1, runs.count + 1, dtype=np.int32))
+    return found, runs.count, extent, area
 
-    Without SciPy, so that a trace with no small text never loads it: the 4-connected
-    runs of `cleanup.label_components`, joined across diagonals by
-    `detail.corner_groups`; the boxes from the runs. O(N) for the map, then
-    O(R log R) for R runs."""
-    from printjob_adapters.engine.cleanup import label_components
-    from printjob_adapters.engine.detail import boundary_mask, corner_groups
+
+@attrs.frozen(eq=False)
+class _Runs:
+    """The horizontal runs of a mask, in raster order, and the 8-connected component
+    each belongs to (numbered 0.. in raster order of the component's first pixel)."""
+
+    row: npt.NDArray[np.int64]
+    start: npt.NDArray[np.int64]
+    stop: npt.NDArray[np.int64]
+    owner: IntArray
+    count: int
+
+    def extents(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per component its box (first row, row past the last, first column, column
+        past the last) and its area. O(R)."""
+        n = self.count
+        extent = np.empty((n, 4), dtype=np.int64)
+        extent[:, 0] = np.iinfo(np.int64).max
+        extent[:, 1] = 0
+        extent[:, 2] = np.iinfo(np.int64).max
+        extent[:, 3] = 0
+        np.minimum.at(extent[:, 0], self.owner, self.row)
+        np.maximum.at(extent[:, 1], self.owner, self.row + 1)
+        np.minimum.at(extent[:, 2], self.owner, self.start)
+        np.maximum.at(extent[:, 3], self.owner, self.stop)
+        area = np.bincount(self.owner, weights=self.stop - self.start, minlength=n)
+        return extent, area.astype(np.int64)
+
+    def paint(self, window: tuple[slice, slice], value: IntArray) -> IntArray:
+        """`value[c]` over the pixels of each component c inside `window` (slices with
+        start and stop), 0 elsewhere. O(R + pixels painted)."""
+        r0, r1 = int(window[0].start), int(window[0].stop)
+        c0, c1 = int(window[1].start), int(window[1].stop)
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
+        start = np.maximum(self.start, c0)
+        stop = np.minimum(self.stop, c1)
+        seen = (self.row >= r0) & (self.row < r1) & (stop > start) & (value[self.owner] != 0)
+        lengths = (stop - start)[seen]
+        if not len(lengths):
+            return out
+        heads = (self.row[seen] - r0) * (c1 - c0) + start[seen] - c0
+        total = int(lengths.sum())
+        offsets = np.cumsum(lengths) - lengths
+        flat = np.repeat(heads - offsets, lengths) + np.arange(total, dtype=np.int64)
+        out.ravel()[flat] = np.repeat(value[self.owner[seen]], lengths)
+        return out
+
+
+def _runs8(mask: BoolArray) -> _Runs:
+    """The runs of `mask` joined 8-connected: a run touches the runs of the next row
+    whose columns overlap its own widened by one. Runs from one pass over the mask;
+    the touching runs of the next row are a range found by binary search (both ends
+    of a row's runs are sorted); components by `graphs.connected_components`, which
+    numbers them by their smallest run, so in raster order of their first pixel (as
+    `scipy.ndimage.label` does). O(N) for the runs, O(R log R) for the rest."""
+    from printjob_adapters.engine.graphs import connected_components
 
     h, w = mask.shape
-    labels = np.where(mask, 0, -1).astype(np.int32)
-    comps = label_components(labels)
-    # Components of the mask touching at a corner join, as the detail stage joins them.
-    group, _ = corner_groups(comps, labels, np.flatnonzero(boundary_mask(labels)))
-    count = comps.count
-    # Number the groups in raster order of their first pixel; id 0 (off the mask) is 0.
-    on = comps.label >= 0
-    first = np.full(count, h * w, dtype=np.int64)
-    np.minimum.at(first, group[on], comps.first[on])
-    live = np.unique(group[on])
-    order = live[np.argsort(first[live], kind="stable")]
-    number = np.zeros(count, dtype=np.int32)
-    number[order] = 1 + np.arange(len(order), dtype=np.int32)
-    per_id = np.where(on, number[group], 0).astype(np.int32)
-    found: IntArray = comps.spread(per_id)
-    n = len(order)
-    # Boxes and areas from the runs of the map: each run is one row, one column span.
-    lengths = comps.run_length
-    heads = np.cumsum(lengths) - lengths
-    run_number = per_id[comps.to_id[comps.run_base]]
-    inside = run_number > 0
-    owner = run_number[inside] - 1
-    row, col = np.divmod(heads[inside], w)
-    end = col + lengths[inside]
-    extent = np.empty((n, 4), dtype=np.int64)
-    extent[:, 0] = h
-    extent[:, 1] = 0
-    extent[:, 2] = w
-    extent[:, 3] = 0
-    np.minimum.at(extent[:, 0], owner, row)
-    np.maximum.at(extent[:, 1], owner, row + 1)
-    np.minimum.at(extent[:, 2], owner, col)
-    np.maximum.at(extent[:, 3], owner, end)
-    area = np.bincount(owner, weights=lengths[inside], minlength=n).astype(np.int64)
-    return found, n, extent, area
+    pitch = w + 2
+    padded = np.zeros((h, pitch), dtype=bool)
+    padded[:, 1:-1] = mask
+    flat = padded.ravel()
+    # On booleans: `np.diff` of int8 costs six times as much.
+    change = np.flatnonzero(flat[1:] != flat[:-1])
+    heads, tails = change[0::2] + 1, change[1::2] + 1
+    row = heads // pitch
+    start = heads - row * pitch - 1
+    stop = tails - row * pitch - 1
+    # Keys in raster order: a run's first and last columns, in the rows after.
+    begins = row * pitch + start
+    ends = row * pitch + stop
+    first = np.searchsorted(ends, begins + pitch, side="left")
+    last = np.searchsorted(begins, ends + pitch, side="right")
+    touching = np.maximum(last - first, 0)
+    total = int(touching.sum())
+    here = np.repeat(np.arange(len(row), dtype=np.int64), touching)
+    offsets = np.cumsum(touching) - touching
+    there = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
+    count, owner = connected_components(len(row), here, there)
+    return _Runs(row=row, start=start, stop=stop, owner=owner, count=count)
+
+
+def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Runs:
+    """`runs` with each fragment too short for a letter (under `MIN_HEIGHT` rows: an
+    i's dot, a period, the top of an "s" whose middle is fainter than the misfit level)
+    joined to the components within `FRAGMENT_GAP` pixels of it (a light 8-px caption
+    is all such fragments: only its darkest pixels are candidates), when together they
+    are no taller than `MAX_HEIGHT` (two lines of text are never joined). A letter of
+    8-px type broken by a faint stroke is one letter again, and its dots are drawn with
+    it. A stamp's speckle does not fit its palette, so is not joined. Only the
+    fragments' runs are looked at: each, widened by the gap, finds the runs of the rows
+    around it that it reaches by binary search (the runs' ends are sorted), and the
+    components so linked are joined (`graphs.connected_components`). Components are
+    numbered again in raster order of their first pixel. O(F log R) for F runs of
+    fragments among R, no pass over the image. Only on art that fits its palette
+    (`_FlatTest`)."""
+    from printjob_adapters.engine.graphs import connected_components
+
+    n = runs.count
+    extent, _ = runs.extents()
+    short = (extent[:, 1] - extent[:, 0]) < MIN_HEIGHT
+    if not short.any() or n < 2:
+        return runs
+    reach = FRAGMENT_GAP + 1
+    pitch = int(shape[1]) + 2 * reach + 2
+    begins = runs.row * pitch + runs.start + reach
+    ends = runs.row * pitch + runs.stop + reach
+    mine = np.flatnonzero(short[runs.owner])
+    near_rows = np.arange(-reach, reach + 1, dtype=np.int64)
+    row = (runs.row[mine][:, None] + near_rows[None, :]).ravel()
+    start = np.repeat(runs.start[mine], len(near_rows))
+    stop = np.repeat(runs.stop[mine], len(near_rows))
+    owner = np.repeat(runs.owner[mine], len(near_rows))
+    # Runs of that row ending after start - reach and starting before stop + reach.
+    first = np.searchsorted(ends, row * pitch + start, side="right")
+    last = np.searchsorted(begins, row * pitch + stop + 2 * reach, side="left")
+    touching = np.maximum(last - first, 0)
+    total = int(touching.sum())
+    offsets = np.cumsum(touching) - touching
+    other = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
+    count, group = connected_components(n, np.repeat(owner, touching), runs.owner[other])
+    top = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
+    bottom = np.zeros(count, dtype=np.int64)
+    np.minimum.at(top, group, extent[:, 0])
+    np.maximum.at(bottom, group, extent[:, 1])
+    members = np.bincount(group, minlength=count)
+    joined = (members > 1) & (bottom - top <= MAX_HEIGHT)
+    if not joined.any() or not flat.holds():
+        return runs
+    merged = np.where(joined[group], n + group, np.arange(n))
+    # Raster order of the first pixel: each new component's smallest first run.
+    first_run = np.full(n, len(runs.row), dtype=np.int64)
+    np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
+    _, new_id = np.unique(merged, return_inverse=True)
+    count = int(new_id.max()) + 1
+    head = np.full(count, len(runs.row), dtype=np.int64)
+    np.minimum.at(head, new_id, first_run)
+    rank = np.empty(count, dtype=np.int32)
+    rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
+    renumbered = rank[new_id][runs.owner].astype(np.int32)
+    return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
+
+
+def _tints(palette: FloatArray, commonest: int) -> BoolArray:
+    """Per palette colour (and a last entry for unlabelled pixels, False): whether it
+    is a tint of the `commonest` colour, within `TINT` of it in every channel. O(K)."""
+    near = np.abs(palette - palette[commonest]).max(axis=1) <= TINT
+    near[commonest] = False
+    tint: BoolArray = np.append(near, False)
+    return tint
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
@@ -328,6 +592,32 @@ def _extreme(
     sums = np.stack([np.bincount(owner, pixels[:, c], size) for c in range(3)], axis=1)
     colour: FloatArray = sums[index] / np.maximum(weight[index], 1)[:, None]
     return colour
+
+
+def _lighter_ink(
+    rgb: npt.NDArray[np.uint8],
+    component: IntArray,
+    voted: BoolArray,
+    ink: IntArray,
+    paper: IntArray,
+    palette: FloatArray,
+) -> tuple[BoolArray, FloatArray]:
+    """For the letters `voted` (their ink a palette colour), whether their own
+    strongest pixels (`_extreme`, by lightness from their paper) fall short of that ink
+    by more than `SHOWN_INK` of the way, and the colour those pixels show for those that
+    do: light grey type labelled with a darker palette colour is measured against its
+    grey, or its lighter strokes fall under the cut. O(window)."""
+    level = np.rint(palette.sum(axis=1)).astype(np.int16)
+    grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
+    paper_level = np.concatenate([[0], level[np.maximum(paper, 0)]]).astype(np.int16)
+    far: npt.NDArray[np.int16] = np.abs(grey - paper_level[component])
+    index = np.flatnonzero(voted)
+    seen = _extreme(rgb, far, component, (1 + index).astype(np.int32))
+    ink_level = level[ink[index]].astype(np.float64)
+    paper_side = level[paper[index]].astype(np.float64)
+    span = np.where(ink_level == paper_side, 1.0, ink_level - paper_side)
+    short: BoolArray = (seen.sum(axis=1) - paper_side) / span < SHOWN_INK
+    return short, seen[short]
 
 
 def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:
@@ -480,11 +770,13 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         keep[1:][~usable] = 0
         component = keep[component]
     ink = ink[usable]
+    # On flat art the coverage is measured against the ink as it is in the image (a grey
+    # caption drawn with the palette's black keeps the shape its grey strokes give it).
     return Letters(
         component=component,
         ink=ink,
         paper=letters.paper[usable],
-        ink_colour=palette[ink],
+        ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
     )
 
 
