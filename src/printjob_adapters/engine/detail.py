@@ -40,7 +40,7 @@ import numpy.typing as npt
 from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import pixel_rows, segment_residual
+from printjob_adapters.engine.quantise import count_runs, pixel_rows, segment_residual
 
 IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
@@ -277,9 +277,9 @@ def _tints(
     tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
     image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
 
-    Cost: one O(N) bincount of the labels; the colours drawn nowhere as an area (a few,
-    with few pixels) then have their pixels' exactness measured, O(P) for their P pixels,
-    and their mixtures tried, O(K²) each.
+    Cost: one O(N) count of the labels (`quantise.count_runs`, run by run); the colours
+    drawn nowhere as an area (a few, with few pixels) then have their pixels' exactness
+    measured, O(P) for their P pixels, and their mixtures tried, O(K²) each.
     """
     mix_tol, split, rgb_tol = tolerances
     k = len(pal)
@@ -290,7 +290,7 @@ def _tints(
     key = flat_labels + 1
     key <<= 1
     key |= flat.ravel()
-    pairs = np.bincount(key, minlength=2 * (k + 1)).reshape(k + 1, 2)[1:]
+    pairs = count_runs(key, 2 * (k + 1)).reshape(k + 1, 2)[1:]
     total = pairs.sum(axis=1)
     inside = pairs[:, 1]
     rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)

@@ -32,6 +32,8 @@ Deterministic: no random sampling anywhere; ties break by histogram order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 import numpy.typing as npt
@@ -195,7 +197,8 @@ def _estimate_colours(
     than the noise tolerance from the colour (another artwork colour merged into this one when
     fewer colours were asked for) are left out. Colours with no such pixels keep their
     estimate. Counted per (label, distinct colour) pair, so the distance test runs once per
-    pair, not per pixel. Cost: O(N) for one bincount plus O(pairs).
+    pair, not per pixel, and the pairs run by run (`quantise.runs_of`). Cost: O(N) for a
+    few whole-array steps plus O(runs + pairs).
     """
     k = len(palette)
     if k == 0:
@@ -205,13 +208,24 @@ def _estimate_colours(
     u = len(colours.keys)
     mask = (labels >= 0) & maps.flat & maps.solid
     pixel_colour = colours.per_pixel(labels.shape, maps.opaque)
-    pair = labels[mask].astype(np.int64) * u + pixel_colour[mask]
+    # Each pixel's (label, colour) pair, -1 off the mask, counted run by run in raster
+    # order: a region's interior is one long run of one pair.
+    pair: npt.NDArray[np.signedinteger[Any]] = labels.astype(
+        np.int32 if k * u < 1 << 31 else np.int64
+    )
+    pair *= u
+    pair += pixel_colour
+    np.copyto(pair, -1, where=~mask)
+    run_pair, run_length = quantise.runs_of(pair)
+    taken = run_pair >= 0
+    run_pair, run_length = run_pair[taken], run_length[taken]
     if k * u <= 1 << 22:
-        counts = np.bincount(pair, minlength=k * u)
+        counts = np.bincount(run_pair, run_length, minlength=k * u).astype(np.int64)
         code = np.flatnonzero(counts)
         counts = counts[code]
     else:
-        code, counts = np.unique(pair, return_counts=True)
+        code, run_code = np.unique(run_pair, return_inverse=True)
+        counts = np.bincount(run_code, run_length, minlength=len(code)).astype(np.int64)
     lab, col = code // u, code % u
     rgb_pair = colours.rgb[col].astype(np.float64)
     off = rgb_pair - palette[lab]
