@@ -521,15 +521,19 @@ def _beside_stroke(
     ys, xs = np.divmod(looked_at, w)
     if len(ys) == 0:
         return out
-    own = labels[ys, xs]
+    flat_labels, flat_group = labels.ravel(), pixel_group.ravel()
+    own, own_group = flat_labels[looked_at], flat_group[looked_at]
     found = np.zeros(len(ys), dtype=bool)
-    for dy in range(-BESIDE, BESIDE + 1):
-        for dx in range(-BESIDE, BESIDE + 1):
-            y = np.clip(ys + dy, 0, h - 1)
-            x = np.clip(xs + dx, 0, w - 1)
-            g = pixel_group[y, x]
-            found |= (labels[y, x] == own) & stroke[g] & (g != pixel_group[ys, xs])
-    out[pixel_group[ys[found], xs[found]]] = True
+    # The window's rows and columns, clamped to the image, once per offset.
+    reach = range(-BESIDE, BESIDE + 1)
+    row_starts = [np.clip(ys + dy, 0, h - 1) * w for dy in reach]
+    columns = [np.clip(xs + dx, 0, w - 1) for dx in reach]
+    for row_start in row_starts:
+        for column in columns:
+            at = row_start + column
+            g = flat_group[at]
+            found |= (flat_labels[at] == own) & stroke[g] & (g != own_group)
+    out[own_group[found]] = True
     return out
 
 

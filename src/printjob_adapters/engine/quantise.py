@@ -22,7 +22,6 @@ two (coverage a >= 0.5), never a third colour lying between them in colour space
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -405,18 +404,17 @@ def _within(
     """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB).
 
     `trees` are `PointSet`s of `hist.lab` and `hist.rgb` when the caller has them. The ball
-    queries are left unsorted and flattened without a Python loop per hit; the matrix
-    sorts its indices anyway. Cost: O(C log B + hits).
+    queries come flat (`PointSet.ball_pairs`), with no list of arrays per colour. Cost:
+    O(C log B + hits).
     """
     if trees is None:
         trees = (PointSet(hist.lab), PointSet(hist.rgb))
     rows: list[npt.NDArray[np.int64]] = []
     hits: list[npt.NDArray[np.int64]] = []
     for tree, pts, radius in ((trees[0], cols_lab, tol.point), (trees[1], cols, tol.rgb)):
-        near = tree.query_ball_point(pts, radius, return_sorted=False)
-        lengths = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
-        rows.append(np.repeat(np.arange(len(pts)), lengths))
-        hits.append(np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum())))
+        row, hit = tree.ball_pairs(pts, radius)
+        rows.append(row)
+        hits.append(hit)
     r = np.concatenate(rows)
     c = np.concatenate(hits)
     return Incidence(r, c, (len(cols), len(hist.rgb)))  # a bin in both balls counts once
@@ -728,7 +726,8 @@ def colour_keys(rgb: npt.NDArray[np.uint8]) -> IntArray:
     if rgb.shape[-1] == 4 and rgb.flags.c_contiguous:
         # Each RGBA pixel read as one big-endian 32-bit word: the key is its top 24 bits.
         # Two whole-array operations instead of three casts, two shifts and two ORs.
-        words: IntArray = (rgb.view(">u4")[..., 0] >> 8).astype(np.int32)
+        # The shift leaves 24 bits, so the words read as int32 unchanged (no copy).
+        words: IntArray = (rgb.view(">u4")[..., 0] >> 8).view(np.int32)
         return words
     key = rgb[..., 0].astype(np.int32) << 16
     key |= rgb[..., 1].astype(np.int32) << 8

@@ -159,10 +159,9 @@ def segment(
             near=near,
         )
         used = None
-    bridged = detail.bridge_corners(labels, rgb, palette, keep)
-    if used is not None and bridged is not labels:
-        used |= np.bincount(bridged[bridged >= 0], minlength=len(palette)) > 0
-    labels = bridged
+    # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,
+    # so `used` still holds.
+    labels = detail.bridge_corners(labels, rgb, palette, keep)
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
     checkpoint(0.9)
