@@ -703,16 +703,20 @@ def recover_strokes(
     if len(at) == 0:
         return out
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
-    found = [
-        _ridges(
-            flat_labels, rows_u8, pal, at, px, own, step, order, far, tint, least, mix_tol, split
-        )
-        for order, step in enumerate((1, w, w + 1, w - 1))
-    ]
-    row = np.concatenate([f[0] for f in found])
-    colour = np.concatenate([f[1] for f in found])
-    res = np.concatenate([f[2] for f in found])
-    rank = np.concatenate([f[3] for f in found])
+    row, colour, res, rank = _ridges(
+        flat_labels,
+        rows_u8,
+        pal,
+        at,
+        px,
+        own,
+        (1, w, w + 1, w - 1),
+        far,
+        tint,
+        least,
+        mix_tol,
+        split,
+    )
     if len(row) == 0:
         return out
     # Per pixel the mixture with the least residual; equal residuals go to the first
@@ -747,45 +751,50 @@ def _ridges(
     at: npt.NDArray[np.intp],
     px: npt.NDArray[np.float64],
     own: IntArray,
-    step: int,
-    order: int,
+    steps: tuple[int, ...],
     far: BoolArray,
     tint: BoolArray,
     least: float,
     mix_tol: float,
     split: float,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
-    """`recover_strokes` along one direction (`step` in flat indices): for the pixels
-    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of its
-    background B and F with a coverage ridge. Returns the rows into `at`, F, the
-    residual and `order` per find.
+    """`recover_strokes` along each direction of `steps` (in flat indices): for the pixels
+    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of
+    its background B and F with a coverage ridge. Returns the rows into `at`, F, the
+    residual and the direction's index per find, direction by direction.
 
-    All colours at once: the three coverages (the pixel's and its two neighbours') of
-    every colour are dot products with the palette, one (E, 3) x (3, K) product each,
-    screened with `SCREEN_SLACK`; only the pairs left get the exact tests (the same sums
-    as one colour at a time, the residual by `segment_residual`). Cost: O(E K)
-    multiply-adds for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P
-    pairs screened in (a few per stroke pixel).
+    All directions and colours at once: the three coverages (the pixel's and its two
+    neighbours') of every colour are dot products with the palette, one (4E, 3) x (3, K)
+    product each, screened with `SCREEN_SLACK`; only the pairs left get the exact tests,
+    one direction at a time (the same sums as one colour at a time, the residual by
+    `segment_residual`). Cost: O(E K) multiply-adds for E pixels and K colours, in chunks
+    of `RIDGE_CHUNK`; O(P) for the P pairs screened in (a few per stroke pixel).
     """
-    k = len(pal)
-    before, after = flat_labels[at - step], flat_labels[at + step]
-    usable_before = (before >= 0) & (before != own) & ~tint[before]
-    usable_after = (after >= 0) & (after != own) & ~tint[after]
-    bg = np.where(usable_before, before, np.where(usable_after, after, own))
-    px_before = _gather(rows_u8, at - step)
-    px_after = _gather(rows_u8, at + step)
+    k, e = len(pal), len(at)
+    directions = len(steps)
+    # Row i * e + j: pixel j seen along direction i.
+    offset = np.repeat(np.asarray(steps, dtype=np.intp), e)
+    at_all = np.tile(at, directions)
+    own_all = np.tile(own, directions)
+    px_all = np.tile(px, (directions, 1))
+    before, after = flat_labels[at_all - offset], flat_labels[at_all + offset]
+    usable_before = (before >= 0) & (before != own_all) & ~tint[before]
+    usable_after = (after >= 0) & (after != own_all) & ~tint[after]
+    bg = np.where(usable_before, before, np.where(usable_after, after, own_all))
+    px_before = _gather(rows_u8, at_all - offset)
+    px_after = _gather(rows_u8, at_all + offset)
     towards_all = pal[None, :, :] - pal[:, None, :]  # [b, f]: f - b
     inv_norm = 1.0 / np.maximum((towards_all * towards_all).sum(axis=2), 1e-9)
     allowed = far & ~tint[:, None] & ~tint[None, :]
     rows_found: list[npt.NDArray[np.intp]] = []
     colours_found: list[npt.NDArray[np.intp]] = []
     chunk = max(1, RIDGE_CHUNK // k)
-    for s in range(0, len(at), chunk):
+    for s in range(0, len(at_all), chunk):
         b = bg[s : s + chunk]
         base = pal[b]
         inv = inv_norm[b]
         cov = []
-        for colour in (px, px_before, px_after):
+        for colour in (px_all, px_before, px_after):
             # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette,
             # then in place (fresh (E, K) arrays cost more than the arithmetic).
             d = colour[s : s + chunk] - base
@@ -801,23 +810,37 @@ def _ridges(
         np.subtract(t, t_after, out=t_after)
         maybe &= t_after >= -(RIDGE_STEP + SCREEN_SLACK)
         r, f = np.divmod(np.flatnonzero(maybe), k)
-        keep = own[s + r] != f
+        keep = own_all[s + r] != f
         rows_found.append(r[keep] + s)
         colours_found.append(f[keep])
-    rows = np.concatenate(rows_found)
-    f = np.concatenate(colours_found)
-    b = bg[rows]
-    # The exact tests, as for one colour at a time.
-    res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-    towards = pal[f] - pal[b]
-    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-    t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-    t_before = ((px_before[rows] - pal[b]) * towards).sum(axis=1) / norm
-    t_after = ((px_after[rows] - pal[b]) * towards).sum(axis=1) / norm
-    good = (res < mix_tol) & (t >= least)
-    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-    order_col = np.full(int(good.sum()), order, dtype=np.int32)
-    return rows[good], f[good], res[good], order_col
+    all_rows = np.concatenate(rows_found)
+    all_f = np.concatenate(colours_found)
+    # The exact tests direction by direction, on the same arrays as one direction alone.
+    cuts = np.searchsorted(all_rows, np.arange(directions + 1) * e)
+    out_rows, out_f, out_res, out_order = [], [], [], []
+    for order in range(directions):
+        lo, hi = cuts[order], cuts[order + 1]
+        found = all_rows[lo:hi]
+        rows, f = found - order * e, all_f[lo:hi]
+        b = bg[found]
+        res, _ = segment_residual(px[rows], pal[b], pal[f], split)
+        towards = pal[f] - pal[b]
+        norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+        t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
+        t_before = ((px_before[found] - pal[b]) * towards).sum(axis=1) / norm
+        t_after = ((px_after[found] - pal[b]) * towards).sum(axis=1) / norm
+        good = (res < mix_tol) & (t >= least)
+        good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+        out_rows.append(rows[good])
+        out_f.append(f[good])
+        out_res.append(res[good])
+        out_order.append(np.full(int(good.sum()), order, dtype=np.int32))
+    return (
+        np.concatenate(out_rows),
+        np.concatenate(out_f),
+        np.concatenate(out_res),
+        np.concatenate(out_order),
+    )
 
 
 def bridge_corners(
