@@ -330,7 +330,11 @@ class Incidence:
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
         self.shape = shape
-        key: Int64Array = np.unique(r * shape[1] + c)
+        # Sorted and deduplicated by hand: NumPy 2.3+ answers a plain `np.unique` of
+        # integers with a hash table, many times slower than a sort here.
+        key: Int64Array = np.sort(r * shape[1] + c)
+        if len(key) > 1:
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         self.row: Int64Array = key // max(shape[1], 1)
         self.indices: Int64Array = key - self.row * shape[1]
         self.indptr: Int64Array = np.zeros(shape[0] + 1, dtype=np.int64)
