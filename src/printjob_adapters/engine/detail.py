@@ -703,20 +703,32 @@ def recover_strokes(
     if len(at) == 0:
         return out
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
-    row, colour, res, rank = _ridges(
-        flat_labels,
-        rows_u8,
-        pal,
-        at,
-        px,
-        own,
-        (1, w, w + 1, w - 1),
-        far,
-        tint,
-        least,
-        mix_tol,
-        split,
-    )
+    steps = (1, w, w + 1, w - 1)
+    if len(at) * len(steps) <= RIDGE_BATCH:
+        batches = [tuple(range(len(steps)))]
+    else:
+        batches = [(order,) for order in range(len(steps))]
+    found = [
+        _ridges(
+            flat_labels,
+            rows_u8,
+            pal,
+            at,
+            px,
+            own,
+            tuple(steps[order] for order in orders),
+            orders,
+            (far, tint),
+            least,
+            mix_tol,
+            split,
+        )
+        for orders in batches
+    ]
+    row = np.concatenate([f[0] for f in found])
+    colour = np.concatenate([f[1] for f in found])
+    res = np.concatenate([f[2] for f in found])
+    rank = np.concatenate([f[3] for f in found])
     if len(row) == 0:
         return out
     # Per pixel the mixture with the least residual; equal residuals go to the first
@@ -732,6 +744,9 @@ def recover_strokes(
 #: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch
 #: memory when thousands of colours are asked for).
 RIDGE_CHUNK = 1 << 16
+#: Pixels times directions up to which `_ridges` screens all four directions in one pass
+#: (fewer NumPy calls); past it one direction at a time keeps its arrays in cache.
+RIDGE_BATCH = 1 << 14
 #: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
 #: differently ordered sums, so the screen never drops a pair the exact test would take.
 SCREEN_SLACK = 1e-6
@@ -752,24 +767,28 @@ def _ridges(
     px: npt.NDArray[np.float64],
     own: IntArray,
     steps: tuple[int, ...],
-    far: BoolArray,
-    tint: BoolArray,
+    orders: tuple[int, ...],
+    colour_pairs: tuple[BoolArray, BoolArray],
     least: float,
     mix_tol: float,
     split: float,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
-    """`recover_strokes` along each direction of `steps` (in flat indices): for the pixels
-    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of
-    its background B and F with a coverage ridge. Returns the rows into `at`, F, the
-    residual and the direction's index per find, direction by direction.
+    """`recover_strokes` along each direction of `steps` (in flat indices; `orders` their
+    indices among the four): for the pixels `at` (RGB `px`) with labels `own`, every
+    (pixel, colour F) whose colour is a mixture of its background B and F with a coverage
+    ridge (`colour_pairs`: which colours are far enough apart, which are tints). Returns
+    the rows into `at`, F, the residual and the direction's index per find, direction by
+    direction.
 
-    All directions and colours at once: the three coverages (the pixel's and its two
-    neighbours') of every colour are dot products with the palette, one (4E, 3) x (3, K)
-    product each, screened with `SCREEN_SLACK`; only the pairs left get the exact tests,
-    one direction at a time (the same sums as one colour at a time, the residual by
-    `segment_residual`). Cost: O(E K) multiply-adds for E pixels and K colours, in chunks
-    of `RIDGE_CHUNK`; O(P) for the P pairs screened in (a few per stroke pixel).
+    The directions given and all colours at once: the three coverages (the pixel's and
+    its two neighbours') of every colour are dot products with the palette, one
+    (D E, 3) x (3, K) product each for D directions, screened with `SCREEN_SLACK`; only
+    the pairs left get the exact tests, one direction at a time (the same sums as one
+    colour at a time, the residual by `segment_residual`). Cost: O(E K) multiply-adds
+    for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P pairs
+    screened in (a few per stroke pixel).
     """
+    far, tint = colour_pairs
     k, e = len(pal), len(at)
     directions = len(steps)
     # Row i * e + j: pixel j seen along direction i.
@@ -818,10 +837,10 @@ def _ridges(
     # The exact tests direction by direction, on the same arrays as one direction alone.
     cuts = np.searchsorted(all_rows, np.arange(directions + 1) * e)
     out_rows, out_f, out_res, out_order = [], [], [], []
-    for order in range(directions):
-        lo, hi = cuts[order], cuts[order + 1]
+    for i, order in enumerate(orders):
+        lo, hi = cuts[i], cuts[i + 1]
         found = all_rows[lo:hi]
-        rows, f = found - order * e, all_f[lo:hi]
+        rows, f = found - i * e, all_f[lo:hi]
         b = bg[found]
         res, _ = segment_residual(px[rows], pal[b], pal[f], split)
         towards = pal[f] - pal[b]
