@@ -100,9 +100,8 @@ def detail_mask(
     candidate groups' boundary pixels.
     """
     h, w = labels.shape
-    keep = np.zeros((h, w), dtype=bool)
     if labels.size == 0 or len(palette) == 0:
-        return keep
+        return np.zeros((h, w), dtype=bool)
     if comps is None:
         comps = label_components(labels)
     # Pixels with a 4-neighbour of another label: few in flat art, and the only places
@@ -137,7 +136,7 @@ def detail_mask(
         dot &= small
     candidate = (stroke | dot) & (glabel >= 0)
     if not candidate.any():
-        return keep
+        return np.zeros((h, w), dtype=bool)
 
     at = _pixels_where(comps, candidate[group])
     first, second = _surrounding_labels(labels, group_flat[at], at, groups)
@@ -206,9 +205,10 @@ def detail_mask(
     kept = np.zeros(groups, dtype=bool)
     kept[cand[ok]] = True
     # Candidate groups are of one label (>= 0), so their pixels are all artwork.
-    keep = comps.spread(kept[group])
+    kept_ids = kept[group]
     if not noisy:
-        keep |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
+        kept_ids |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
+    keep: BoolArray = comps.spread(kept_ids)
     return keep
 
 
@@ -226,11 +226,12 @@ def _corner_pieces(
     corner. Merged as specks they would close the gap; they stay when they stand out
     (`NOISY_CONTRAST` from the colour around them: not a step of soft shading), their
     pixels have their colour (`TRUE_COLOUR`) and are mostly no fringe. `group_size` is each
-    component's 8-connected group size. O(S log S) for their S pixels."""
+    component's 8-connected group size. Per component id: whether it stays (the caller
+    spreads it over the map once with the rest). O(S log S) for their S pixels."""
     n = comps.count
     piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
     if not piece.any():
-        return np.zeros(labels.shape, dtype=bool)
+        return np.zeros(n, dtype=bool)
     at = _pixels_where(comps, piece)
     pid = comps.to_id[comps.base.ravel()[at]]
     around, _ = _surrounding_labels(labels, pid, at, n)
@@ -248,8 +249,7 @@ def _corner_pieces(
     contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
     good = np.zeros(n, dtype=bool)
     good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
-    out: BoolArray = comps.spread(good)
-    return out
+    return good
 
 
 #: A colour with at most this share of its pixels in flat interiors is drawn nowhere as
