@@ -40,7 +40,7 @@ import numpy.typing as npt
 from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import count_runs, pixel_rows, segment_residual
+from printjob_adapters.engine.quantise import Colours, count_runs, pixel_rows, segment_residual
 
 IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
@@ -642,6 +642,7 @@ def recover_strokes(
     split: float = 0.0,
     rgb_tol: float = 6.0,
     flat_share: float = 1.0,
+    colours: Colours | None = None,
 ) -> IntArray:
     """Faint strokes back into the label map. A stroke thinner than a pixel (8-px text, a
     hairline at a fractional position) covers no pixel by half, so nearest-colour
@@ -663,7 +664,9 @@ def recover_strokes(
     no colour of the artwork, leaves the file (in clean input only: noise under
     `cleanup.NOISY`). On transparency, faint hairline pixels left out with the background
     come back the same way (`_recover_on_transparency`). Returns a
-    new map; `labels` is not changed. Cost: O(E K) for E edge pixels and K colours.
+    new map; `labels` is not changed. `colours` (`quantise.distinct_colours` of `rgb`),
+    when given, lets each edge pixel's distance to its own colour be looked up in a table
+    per distinct colour (`_own_distance`). Cost: O(E K) for E edge pixels and K colours.
     """
     if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
         return labels
@@ -694,12 +697,11 @@ def recover_strokes(
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
-    px = _gather(rows_u8, at)
-    off = px - pal[own]
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
-    inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
-    at, own, px = at[inexact], own[inexact], px[inexact]
+    inexact = (_own_distance(rows_u8, pal, at, own, colours) > rgb_tol * rgb_tol) | tint[own]
+    at, own = at[inexact], own[inexact]
+    px = _gather(rows_u8, at)
     if len(at) == 0:
         return out
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
@@ -750,6 +752,34 @@ RIDGE_BATCH = 1 << 14
 #: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
 #: differently ordered sums, so the screen never drops a pair the exact test would take.
 SCREEN_SLACK = 1e-6
+
+
+#: Largest table of distinct colours times palette colours `_own_distance` builds.
+OWN_TABLE = 1 << 18
+
+
+def _own_distance(
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    own: IntArray,
+    colours: Colours | None,
+) -> npt.NDArray[np.float64]:
+    """The squared sRGB distance of each pixel `at` to its own palette colour `own`. Flat
+    art has far fewer distinct colours than edge pixels, so when `colours` is given and
+    its (U, K) table has no more entries than there are pixels (and at most
+    `OWN_TABLE`), the distances are computed per distinct colour and looked up: the same float64
+    differences, squared and summed over the channels in the same order, so the same
+    values. Cost: O(E) look-ups plus O(U K), or O(E) per pixel."""
+    table_size = len(colours.keys) * len(pal) if colours is not None else OWN_TABLE + 1
+    if colours is not None and table_size <= min(len(at), OWN_TABLE):
+        diff = colours.rgb.astype(np.float64)[:, None, :] - pal[None, :, :]
+        table = (diff * diff).sum(axis=2)
+        found: npt.NDArray[np.float64] = table[colours.of_pixels(rows_u8, at), own]
+        return found
+    off = _gather(rows_u8, at) - pal[own]
+    per_pixel: npt.NDArray[np.float64] = (off * off).sum(axis=1)
+    return per_pixel
 
 
 def _gather(rows_u8: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:

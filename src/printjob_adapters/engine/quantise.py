@@ -267,6 +267,16 @@ class Colours:
         `inverse` pixel by pixel."""
         return np.repeat(values[self.run_colour], self.run_length)
 
+    def of_pixels(
+        self, rows: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        """The colour index of the opaque pixels `at` (flat indices into the image's pixel
+        rows, `pixel_rows`). O(len(at)), times log U when not every pixel is opaque."""
+        if self.everything:
+            return self.inverse[at].astype(np.int64)
+        found: npt.NDArray[np.int64] = np.searchsorted(self.keys, colour_keys(rows[at]))
+        return found
+
     def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
         """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(N)."""
         if self.everything:
@@ -981,9 +991,7 @@ def _colour_index(
 ) -> npt.NDArray[np.int64]:
     """Index in `colours` of the (opaque) pixels `at`. O(len(at)), times log U when not
     every pixel is opaque."""
-    if colours.everything:
-        return colours.inverse[at].astype(np.int64)
-    return np.searchsorted(colours.keys, colour_keys(flat_rgb[at]))
+    return colours.of_pixels(flat_rgb, at)
 
 
 def _interior_bits(

@@ -110,7 +110,17 @@ def segment(
     flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
     edge = maps.opaque & ~maps.flat
     labels = detail.recover_strokes(
-        labels, rgb, palette, edge, maps.flat, maps.noise, tol.mix, tol.split, tol.rgb, flat_share
+        labels,
+        rgb,
+        palette,
+        edge,
+        maps.flat,
+        maps.noise,
+        tol.mix,
+        tol.split,
+        tol.rgb,
+        flat_share,
+        colours,
     )
     checkpoint(0.65)
     check_specks(labels)  # before cleaning, whose cost grows with the specks

@@ -157,3 +157,27 @@ def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
         assert line[r0, c0 + 1] or line[r1, c0]
     assert np.count_nonzero(line) == 2 * len(cols) - 1
     assert detail.bridge_corners(labels, rgb, palette, np.zeros_like(keep)) is labels
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_own_colour_distances_from_the_table_are_the_per_pixel_ones(transparent: bool) -> None:
+    # Few distinct colours, many pixels: the table per distinct colour is taken, and its
+    # look-ups must be the per-pixel float64 distances to the bit.
+    from printjob_adapters.engine import quantise
+
+    rng = np.random.default_rng(9)
+    levels = np.array([0, 17, 128, 200, 255], dtype=np.uint8)
+    rgba = levels[rng.integers(0, len(levels), (60, 50, 4))]
+    rgba[..., 3] = 255
+    if transparent:
+        rgba[:5, :, 3] = 0
+    maps = quantise.pixel_maps(rgba)
+    colours = quantise.distinct_colours(rgba, maps)
+    palette = rng.uniform(0, 255, (4, 3))
+    at = np.flatnonzero(maps.opaque.ravel())
+    own = rng.integers(0, len(palette), len(at)).astype(np.int32)
+    rows = quantise.pixel_rows(rgba)
+    assert len(colours.keys) * len(palette) <= len(at)  # the table path
+    by_table = detail._own_distance(rows, palette, at, own, colours)
+    by_pixel = detail._own_distance(rows, palette, at, own, None)
+    assert np.array_equal(by_table, by_pixel)
