@@ -586,7 +586,7 @@ def _kept_base(comps: Components, keep: npt.NDArray[np.bool_] | None) -> Int64Ar
     their current ids are `comps.to_id[...]` of these after any merge. O(N)."""
     if keep is None:
         return np.zeros(0, dtype=np.int64)
-    out: Int64Array = np.unique(comps.base[keep]).astype(np.int64)
+    out: Int64Array = sorted_unique(comps.base[keep]).astype(np.int64)
     return out
 
 

@@ -40,7 +40,7 @@ import numpy.typing as npt
 from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import pixel_rows, segment_residual
+from printjob_adapters.engine.quantise import Colours, count_runs, pixel_rows, segment_residual
 
 IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
@@ -100,9 +100,8 @@ def detail_mask(
     candidate groups' boundary pixels.
     """
     h, w = labels.shape
-    keep = np.zeros((h, w), dtype=bool)
     if labels.size == 0 or len(palette) == 0:
-        return keep
+        return np.zeros((h, w), dtype=bool)
     if comps is None:
         comps = label_components(labels)
     # Pixels with a 4-neighbour of another label: few in flat art, and the only places
@@ -137,7 +136,7 @@ def detail_mask(
         dot &= small
     candidate = (stroke | dot) & (glabel >= 0)
     if not candidate.any():
-        return keep
+        return np.zeros((h, w), dtype=bool)
 
     at = _pixels_where(comps, candidate[group])
     first, second = _surrounding_labels(labels, group_flat[at], at, groups)
@@ -206,9 +205,10 @@ def detail_mask(
     kept = np.zeros(groups, dtype=bool)
     kept[cand[ok]] = True
     # Candidate groups are of one label (>= 0), so their pixels are all artwork.
-    keep = comps.spread(kept[group])
+    kept_ids = kept[group]
     if not noisy:
-        keep |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
+        kept_ids |= _corner_pieces(labels, comps, gsize[group], rows_u8, pal, mix_tol, split)
+    keep: BoolArray = comps.spread(kept_ids)
     return keep
 
 
@@ -226,11 +226,12 @@ def _corner_pieces(
     corner. Merged as specks they would close the gap; they stay when they stand out
     (`NOISY_CONTRAST` from the colour around them: not a step of soft shading), their
     pixels have their colour (`TRUE_COLOUR`) and are mostly no fringe. `group_size` is each
-    component's 8-connected group size. O(S log S) for their S pixels."""
+    component's 8-connected group size. Per component id: whether it stays (the caller
+    spreads it over the map once with the rest). O(S log S) for their S pixels."""
     n = comps.count
     piece = (comps.size <= PIECE_MAX) & (group_size > comps.size) & (comps.label >= 0)
     if not piece.any():
-        return np.zeros(labels.shape, dtype=bool)
+        return np.zeros(n, dtype=bool)
     at = _pixels_where(comps, piece)
     pid = comps.to_id[comps.base.ravel()[at]]
     around, _ = _surrounding_labels(labels, pid, at, n)
@@ -248,8 +249,7 @@ def _corner_pieces(
     contrast = np.linalg.norm(srgb_to_lab(own) - srgb_to_lab(bg), axis=1)
     good = np.zeros(n, dtype=bool)
     good[cand[(t >= TRUE_COLOUR) & (share[cand] < 0.5) & (contrast >= NOISY_CONTRAST)]] = True
-    out: BoolArray = comps.spread(good)
-    return out
+    return good
 
 
 #: A colour with at most this share of its pixels in flat interiors is drawn nowhere as
@@ -277,9 +277,9 @@ def _tints(
     tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
     image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
 
-    Cost: one O(N) bincount of the labels; the colours drawn nowhere as an area (a few,
-    with few pixels) then have their pixels' exactness measured, O(P) for their P pixels,
-    and their mixtures tried, O(K²) each.
+    Cost: one O(N) count of the labels (`quantise.count_runs`, run by run); the colours
+    drawn nowhere as an area (a few, with few pixels) then have their pixels' exactness
+    measured, O(P) for their P pixels, and their mixtures tried, O(K²) each.
     """
     mix_tol, split, rgb_tol = tolerances
     k = len(pal)
@@ -290,7 +290,7 @@ def _tints(
     key = flat_labels + 1
     key <<= 1
     key |= flat.ravel()
-    pairs = np.bincount(key, minlength=2 * (k + 1)).reshape(k + 1, 2)[1:]
+    pairs = count_runs(key, 2 * (k + 1)).reshape(k + 1, 2)[1:]
     total = pairs.sum(axis=1)
     inside = pairs[:, 1]
     rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
@@ -521,15 +521,19 @@ def _beside_stroke(
     ys, xs = np.divmod(looked_at, w)
     if len(ys) == 0:
         return out
-    own = labels[ys, xs]
+    flat_labels, flat_group = labels.ravel(), pixel_group.ravel()
+    own, own_group = flat_labels[looked_at], flat_group[looked_at]
     found = np.zeros(len(ys), dtype=bool)
-    for dy in range(-BESIDE, BESIDE + 1):
-        for dx in range(-BESIDE, BESIDE + 1):
-            y = np.clip(ys + dy, 0, h - 1)
-            x = np.clip(xs + dx, 0, w - 1)
-            g = pixel_group[y, x]
-            found |= (labels[y, x] == own) & stroke[g] & (g != pixel_group[ys, xs])
-    out[pixel_group[ys[found], xs[found]]] = True
+    # The window's rows and columns, clamped to the image, once per offset.
+    reach = range(-BESIDE, BESIDE + 1)
+    row_starts = [np.clip(ys + dy, 0, h - 1) * w for dy in reach]
+    columns = [np.clip(xs + dx, 0, w - 1) for dx in reach]
+    for row_start in row_starts:
+        for column in columns:
+            at = row_start + column
+            g = flat_group[at]
+            found |= (flat_labels[at] == own) & stroke[g] & (g != own_group)
+    out[own_group[found]] = True
     return out
 
 
@@ -638,6 +642,7 @@ def recover_strokes(
     split: float = 0.0,
     rgb_tol: float = 6.0,
     flat_share: float = 1.0,
+    colours: Colours | None = None,
 ) -> IntArray:
     """Faint strokes back into the label map. A stroke thinner than a pixel (8-px text, a
     hairline at a fractional position) covers no pixel by half, so nearest-colour
@@ -659,7 +664,9 @@ def recover_strokes(
     no colour of the artwork, leaves the file (in clean input only: noise under
     `cleanup.NOISY`). On transparency, faint hairline pixels left out with the background
     come back the same way (`_recover_on_transparency`). Returns a
-    new map; `labels` is not changed. Cost: O(E K) for E edge pixels and K colours.
+    new map; `labels` is not changed. `colours` (`quantise.distinct_colours` of `rgb`),
+    when given, lets each edge pixel's distance to its own colour be looked up in a table
+    per distinct colour (`_own_distance`). Cost: O(E K) for E edge pixels and K colours.
     """
     if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
         return labels
@@ -690,20 +697,35 @@ def recover_strokes(
         return out
     flat_labels = labels.ravel()
     own = flat_labels[at]
-    px = _gather(rows_u8, at)
-    off = px - pal[own]
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
-    inexact = ((off * off).sum(axis=1) > rgb_tol * rgb_tol) | tint[own]
-    at, own, px = at[inexact], own[inexact], px[inexact]
+    inexact = (_own_distance(rows_u8, pal, at, own, colours) > rgb_tol * rgb_tol) | tint[own]
+    at, own = at[inexact], own[inexact]
+    px = _gather(rows_u8, at)
     if len(at) == 0:
         return out
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
+    steps = (1, w, w + 1, w - 1)
+    if len(at) * len(steps) <= RIDGE_BATCH:
+        batches = [tuple(range(len(steps)))]
+    else:
+        batches = [(order,) for order in range(len(steps))]
     found = [
         _ridges(
-            flat_labels, rows_u8, pal, at, px, own, step, order, far, tint, least, mix_tol, split
+            flat_labels,
+            rows_u8,
+            pal,
+            at,
+            px,
+            own,
+            tuple(steps[order] for order in orders),
+            orders,
+            (far, tint),
+            least,
+            mix_tol,
+            split,
         )
-        for order, step in enumerate((1, w, w + 1, w - 1))
+        for orders in batches
     ]
     row = np.concatenate([f[0] for f in found])
     colour = np.concatenate([f[1] for f in found])
@@ -724,9 +746,40 @@ def recover_strokes(
 #: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch
 #: memory when thousands of colours are asked for).
 RIDGE_CHUNK = 1 << 16
+#: Pixels times directions up to which `_ridges` screens all four directions in one pass
+#: (fewer NumPy calls); past it one direction at a time keeps its arrays in cache.
+RIDGE_BATCH = 1 << 14
 #: Slack of the screen in `_ridges`, in coverage: far above the rounding of its
 #: differently ordered sums, so the screen never drops a pair the exact test would take.
 SCREEN_SLACK = 1e-6
+
+
+#: Largest table of distinct colours times palette colours `_own_distance` builds.
+OWN_TABLE = 1 << 18
+
+
+def _own_distance(
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    own: IntArray,
+    colours: Colours | None,
+) -> npt.NDArray[np.float64]:
+    """The squared sRGB distance of each pixel `at` to its own palette colour `own`. Flat
+    art has far fewer distinct colours than edge pixels, so when `colours` is given and
+    its (U, K) table has no more entries than there are pixels (and at most
+    `OWN_TABLE`), the distances are computed per distinct colour and looked up: the same float64
+    differences, squared and summed over the channels in the same order, so the same
+    values. Cost: O(E) look-ups plus O(U K), or O(E) per pixel."""
+    table_size = len(colours.keys) * len(pal) if colours is not None else OWN_TABLE + 1
+    if colours is not None and table_size <= min(len(at), OWN_TABLE):
+        diff = colours.rgb.astype(np.float64)[:, None, :] - pal[None, :, :]
+        table = (diff * diff).sum(axis=2)
+        found: npt.NDArray[np.float64] = table[colours.of_pixels(rows_u8, at), own]
+        return found
+    off = _gather(rows_u8, at) - pal[own]
+    per_pixel: npt.NDArray[np.float64] = (off * off).sum(axis=1)
+    return per_pixel
 
 
 def _gather(rows_u8: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
@@ -743,45 +796,54 @@ def _ridges(
     at: npt.NDArray[np.intp],
     px: npt.NDArray[np.float64],
     own: IntArray,
-    step: int,
-    order: int,
-    far: BoolArray,
-    tint: BoolArray,
+    steps: tuple[int, ...],
+    orders: tuple[int, ...],
+    colour_pairs: tuple[BoolArray, BoolArray],
     least: float,
     mix_tol: float,
     split: float,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float64], IntArray]:
-    """`recover_strokes` along one direction (`step` in flat indices): for the pixels
-    `at` (RGB `px`) with labels `own`, every (pixel, colour F) whose colour is a mixture of its
-    background B and F with a coverage ridge. Returns the rows into `at`, F, the
-    residual and `order` per find.
+    """`recover_strokes` along each direction of `steps` (in flat indices; `orders` their
+    indices among the four): for the pixels `at` (RGB `px`) with labels `own`, every
+    (pixel, colour F) whose colour is a mixture of its background B and F with a coverage
+    ridge (`colour_pairs`: which colours are far enough apart, which are tints). Returns
+    the rows into `at`, F, the residual and the direction's index per find, direction by
+    direction.
 
-    All colours at once: the three coverages (the pixel's and its two neighbours') of
-    every colour are dot products with the palette, one (E, 3) x (3, K) product each,
-    screened with `SCREEN_SLACK`; only the pairs left get the exact tests (the same sums
-    as one colour at a time, the residual by `segment_residual`). Cost: O(E K)
-    multiply-adds for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P
-    pairs screened in (a few per stroke pixel).
+    The directions given and all colours at once: the three coverages (the pixel's and
+    its two neighbours') of every colour are dot products with the palette, one
+    (D E, 3) x (3, K) product each for D directions, screened with `SCREEN_SLACK`; only
+    the pairs left get the exact tests, one direction at a time (the same sums as one
+    colour at a time, the residual by `segment_residual`). Cost: O(E K) multiply-adds
+    for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P pairs
+    screened in (a few per stroke pixel).
     """
-    k = len(pal)
-    before, after = flat_labels[at - step], flat_labels[at + step]
-    usable_before = (before >= 0) & (before != own) & ~tint[before]
-    usable_after = (after >= 0) & (after != own) & ~tint[after]
-    bg = np.where(usable_before, before, np.where(usable_after, after, own))
-    px_before = _gather(rows_u8, at - step)
-    px_after = _gather(rows_u8, at + step)
+    far, tint = colour_pairs
+    k, e = len(pal), len(at)
+    directions = len(steps)
+    # Row i * e + j: pixel j seen along direction i.
+    offset = np.repeat(np.asarray(steps, dtype=np.intp), e)
+    at_all = np.tile(at, directions)
+    own_all = np.tile(own, directions)
+    px_all = np.tile(px, (directions, 1))
+    before, after = flat_labels[at_all - offset], flat_labels[at_all + offset]
+    usable_before = (before >= 0) & (before != own_all) & ~tint[before]
+    usable_after = (after >= 0) & (after != own_all) & ~tint[after]
+    bg = np.where(usable_before, before, np.where(usable_after, after, own_all))
+    px_before = _gather(rows_u8, at_all - offset)
+    px_after = _gather(rows_u8, at_all + offset)
     towards_all = pal[None, :, :] - pal[:, None, :]  # [b, f]: f - b
     inv_norm = 1.0 / np.maximum((towards_all * towards_all).sum(axis=2), 1e-9)
     allowed = far & ~tint[:, None] & ~tint[None, :]
     rows_found: list[npt.NDArray[np.intp]] = []
     colours_found: list[npt.NDArray[np.intp]] = []
     chunk = max(1, RIDGE_CHUNK // k)
-    for s in range(0, len(at), chunk):
+    for s in range(0, len(at_all), chunk):
         b = bg[s : s + chunk]
         base = pal[b]
         inv = inv_norm[b]
         cov = []
-        for colour in (px, px_before, px_after):
+        for colour in (px_all, px_before, px_after):
             # (c - pal[b]) . (pal[f] - pal[b]) for every f: one product with the palette,
             # then in place (fresh (E, K) arrays cost more than the arithmetic).
             d = colour[s : s + chunk] - base
@@ -797,23 +859,37 @@ def _ridges(
         np.subtract(t, t_after, out=t_after)
         maybe &= t_after >= -(RIDGE_STEP + SCREEN_SLACK)
         r, f = np.divmod(np.flatnonzero(maybe), k)
-        keep = own[s + r] != f
+        keep = own_all[s + r] != f
         rows_found.append(r[keep] + s)
         colours_found.append(f[keep])
-    rows = np.concatenate(rows_found)
-    f = np.concatenate(colours_found)
-    b = bg[rows]
-    # The exact tests, as for one colour at a time.
-    res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-    towards = pal[f] - pal[b]
-    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-    t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-    t_before = ((px_before[rows] - pal[b]) * towards).sum(axis=1) / norm
-    t_after = ((px_after[rows] - pal[b]) * towards).sum(axis=1) / norm
-    good = (res < mix_tol) & (t >= least)
-    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-    order_col = np.full(int(good.sum()), order, dtype=np.int32)
-    return rows[good], f[good], res[good], order_col
+    all_rows = np.concatenate(rows_found)
+    all_f = np.concatenate(colours_found)
+    # The exact tests direction by direction, on the same arrays as one direction alone.
+    cuts = np.searchsorted(all_rows, np.arange(directions + 1) * e)
+    out_rows, out_f, out_res, out_order = [], [], [], []
+    for i, order in enumerate(orders):
+        lo, hi = cuts[i], cuts[i + 1]
+        found = all_rows[lo:hi]
+        rows, f = found - i * e, all_f[lo:hi]
+        b = bg[found]
+        res, _ = segment_residual(px[rows], pal[b], pal[f], split)
+        towards = pal[f] - pal[b]
+        norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+        t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
+        t_before = ((px_before[found] - pal[b]) * towards).sum(axis=1) / norm
+        t_after = ((px_after[found] - pal[b]) * towards).sum(axis=1) / norm
+        good = (res < mix_tol) & (t >= least)
+        good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+        out_rows.append(rows[good])
+        out_f.append(f[good])
+        out_res.append(res[good])
+        out_order.append(np.full(int(good.sum()), order, dtype=np.int32))
+    return (
+        np.concatenate(out_rows),
+        np.concatenate(out_f),
+        np.concatenate(out_res),
+        np.concatenate(out_order),
+    )
 
 
 def bridge_corners(

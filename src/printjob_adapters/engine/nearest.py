@@ -32,6 +32,7 @@ takes them, so a colour exactly on a radius is in or out the same way.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,21 @@ class PointSet:
         cuts = np.searchsorted(rows, np.arange(1, len(q2)))
         per_row = np.split(hits, cuts)
         return per_row[0] if single else per_row
+
+    def ball_pairs(self, x: npt.ArrayLike, r: float) -> tuple[Int64Array, Int64Array]:
+        """`query_ball_point` of an (M, D) array of points, flattened: (query row, point
+        index) for every point within `r` of a row, rows ascending and each row's points
+        in the order `query_ball_point` lists them, without a list of per-row arrays."""
+        q = np.asarray(x, dtype=np.float64)
+        if len(q) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if len(self.points) > RADIUS_POINTS and len(q) > 1:
+            near = self._tree().query_ball_point(q, r, return_sorted=True)
+            lengths = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
+            rows = np.repeat(np.arange(len(q), dtype=np.int64), lengths)
+            hits = np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum()))
+            return rows, hits
+        return self._grid(r).within(q, r)
 
     def _tree(self) -> Any:
         """The k-d tree of the points, for sets too large for the whole-array search."""
@@ -314,7 +330,11 @@ class Incidence:
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
         self.shape = shape
-        key: Int64Array = np.unique(r * shape[1] + c)
+        # Sorted and deduplicated by hand: NumPy 2.3+ answers a plain `np.unique` of
+        # integers with a hash table, many times slower than a sort here.
+        key: Int64Array = np.sort(r * shape[1] + c)
+        if len(key) > 1:
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
         self.row: Int64Array = key // max(shape[1], 1)
         self.indices: Int64Array = key - self.row * shape[1]
         self.indptr: Int64Array = np.zeros(shape[0] + 1, dtype=np.int64)

@@ -22,7 +22,6 @@ two (coverage a >= 0.5), never a third colour lying between them in colour space
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -88,17 +87,14 @@ class Tolerances:
 
 
 def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
-    """Step 1: opacity and flatness masks. Cost: one separable 5x5 range pass, O(N).
+    """Step 1: opacity and flatness masks. Cost: one separable 5x5 range pass, O(N), in
+    bands of rows that stay in cache (`_spread5`).
 
     5x5 rather than 3x3 so the ringing lobes a Lanczos resize or JPEG leaves beside an edge
     count as edge pixels (mixtures), not as flat colour.
     """
-    alpha = rgba[..., 3]
-    opaque = alpha >= 128
-    solid = alpha == 255
-    # All four channels at once: contiguous bytes are cheaper than a strided RGB view.
-    ranges = _range5(rgba)
-    spread = np.maximum(np.maximum(ranges[..., 0], ranges[..., 1]), ranges[..., 2])
+    opaque, solid = _opacity(rgba)
+    spread = _spread5(rgba)
     # Transparent pixels carry meaningless colour; their neighbours are not interiors.
     if solid.all():
         solid_interior = solid
@@ -108,12 +104,13 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
         interior_spread = spread[solid_interior]
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
-    counts = np.bincount(interior_spread, minlength=256)
-    noise = _percentile90(counts[:17])
+    counts = _low_counts(interior_spread, 17)
+    noise = _percentile90(counts)
     # Hardly any near-flat area (a phone photo of a print, heavy grain): noise all over,
     # whose typical spread, not the few calm pixels, says how far its colours scatter.
     grain = 0.0
-    if counts.sum() >= NOISY_ALL_OVER_MIN and counts[:17].sum() < NEAR_FLAT_SHARE * counts.sum():
+    total = len(interior_spread)
+    if total >= NOISY_ALL_OVER_MIN and counts.sum() < NEAR_FLAT_SHARE * total:
         grain = min(float(np.median(interior_spread)), MAX_NOISE)
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
@@ -133,42 +130,102 @@ def _percentile90(counts: npt.NDArray[np.int64]) -> float:
     return float(lower + (pos - below) * (upper - lower))
 
 
-def _range5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """Max minus min over each pixel's 5x5 window (truncated at the image border), per
-    channel of a uint8 (H, W, C) image. Separable: each row is one run of W * C bytes, so a
-    horizontal shift by d pixels is a shift by d * C bytes; 16 whole-array uint8 max/min
-    operations on overlapping slices, O(N), no padded copy. Identical to
-    `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` (whose default
-    "reflect" border repeats pixels already inside the window).
+def _opacity(rgba: npt.NDArray[np.uint8]) -> tuple[BoolArray, BoolArray]:
+    """(alpha >= 128, alpha == 255) of a uint8 (H, W, C) image (C = 3: all opaque). A
+    contiguous RGBA image is read as little-endian 32-bit words, alpha in the top byte,
+    which is cheaper than a strided pass over the alpha bytes; the same masks. O(N)."""
+    if rgba.shape[2] != 4:
+        full = np.ones(rgba.shape[:2], dtype=bool)
+        return full, full.copy()
+    if not rgba.flags.c_contiguous:
+        alpha = rgba[..., 3]
+        return alpha >= 128, alpha == 255
+    words = rgba.view("<u4")[..., 0]
+    opaque: BoolArray = words >= np.uint32(0x80000000)
+    solid: BoolArray = words >= np.uint32(0xFF000000)
+    return opaque, solid
+
+
+def _low_counts(values: npt.NDArray[np.uint8], below: int) -> npt.NDArray[np.int64]:
+    """`np.bincount(values, minlength=256)[:below]` for uint8 `values`: the zeros counted
+    by one compare, only the other low values gathered and counted (flat art is mostly 0,
+    so this skips a full-size integer copy). O(N)."""
+    zeros = int(np.count_nonzero(values == 0))
+    low = values[(values != 0) & (values < below)]
+    counts = np.bincount(low, minlength=below).astype(np.int64)
+    counts[0] = zeros
+    return counts
+
+
+#: Rows of the image `_spread5` works on at once: about 128 KB of RGBA bytes per band, so
+#: its scratch rows stay in cache and are reused rather than freshly mapped per call.
+SPREAD_BAND_BYTES = 1 << 17
+
+
+def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """The largest over the first three channels of max minus min over each pixel's 5x5
+    window (truncated at the image border), uint8 (H, W), of a uint8 (H, W, C) image.
+
+    Separable, in bands of rows (each band read with the two rows either side): each row
+    is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
+    bytes; 16 uint8 max/min operations per band on overlapping slices of four scratch
+    buffers allocated once, O(N). Identical to the largest of
+    `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` over the colour
+    channels (whose default "reflect" border repeats pixels already inside the window).
     """
     h, w, c = img.shape
-    rows = np.ascontiguousarray(img).reshape(h, w * c)
-    hi = rows.copy()
-    lo = rows.copy()
-    for d in (c, 2 * c):
-        if d >= w * c:
-            break
-        # Reading `rows`, never the array being written, so overlapping slices are safe.
-        np.maximum(hi[:, d:], rows[:, :-d], out=hi[:, d:])
-        np.maximum(hi[:, :-d], rows[:, d:], out=hi[:, :-d])
-        np.minimum(lo[:, d:], rows[:, :-d], out=lo[:, d:])
-        np.minimum(lo[:, :-d], rows[:, d:], out=lo[:, :-d])
-    vhi = hi.copy()
-    vlo = lo.copy()
-    for d in (1, 2):
-        if d >= h:
-            break
-        np.maximum(vhi[d:], hi[:-d], out=vhi[d:])
-        np.maximum(vhi[:-d], hi[d:], out=vhi[:-d])
-        np.minimum(vlo[d:], lo[:-d], out=vlo[d:])
-        np.minimum(vlo[:-d], lo[d:], out=vlo[:-d])
-    out: npt.NDArray[np.uint8] = (vhi - vlo).reshape(h, w, c)
+    wc = w * c
+    rows = np.ascontiguousarray(img).reshape(h, wc)
+    out = np.empty((h, w), dtype=np.uint8)
+    band = max(1, min(h, SPREAD_BAND_BYTES // max(wc, 1)))
+    hi_buf = np.empty((min(h, band + 4), wc), dtype=np.uint8)
+    lo_buf = np.empty_like(hi_buf)
+    vhi_buf = np.empty((band, wc), dtype=np.uint8)
+    vlo_buf = np.empty_like(vhi_buf)
+    for r0 in range(0, h, band):
+        r1 = min(h, r0 + band)
+        a, b = max(0, r0 - 2), min(h, r1 + 2)
+        src = rows[a:b]
+        hi, lo = hi_buf[: b - a], lo_buf[: b - a]
+        hi[...] = src
+        lo[...] = src
+        for d in (c, 2 * c):
+            if d >= wc:
+                break
+            # Reading `src`, never the array being written, so overlapping slices are safe.
+            np.maximum(hi[:, d:], src[:, :-d], out=hi[:, d:])
+            np.maximum(hi[:, :-d], src[:, d:], out=hi[:, :-d])
+            np.minimum(lo[:, d:], src[:, :-d], out=lo[:, d:])
+            np.minimum(lo[:, :-d], src[:, d:], out=lo[:, :-d])
+        n = r1 - r0
+        vhi, vlo = vhi_buf[:n], vlo_buf[:n]
+        vhi[...] = hi[r0 - a : r1 - a]
+        vlo[...] = lo[r0 - a : r1 - a]
+        for d in (-2, -1, 1, 2):
+            # Output rows r0..r1 whose row r + d lies inside the image (and so in the band).
+            first, last = max(r0, a - d), min(r1, b - d)
+            if first >= last:
+                continue
+            np.maximum(
+                vhi[first - r0 : last - r0],
+                hi[first + d - a : last + d - a],
+                out=vhi[first - r0 : last - r0],
+            )
+            np.minimum(
+                vlo[first - r0 : last - r0],
+                lo[first + d - a : last + d - a],
+                out=vlo[first - r0 : last - r0],
+            )
+        np.subtract(vhi, vlo, out=vhi)
+        ranges = vhi.reshape(n, w, c)
+        np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])
+        np.maximum(out[r0:r1], ranges[..., 2], out=out[r0:r1])
     return out
 
 
 def tolerances(maps: PixelMaps) -> Tolerances:
     """Step 2: tolerances scaled to the measured noise (clean PNG vs JPEG vs scan)."""
-    n = int(maps.opaque.sum())
+    n = int(np.count_nonzero(maps.opaque))
     return Tolerances(
         point=max(2.0, 0.6 * maps.noise),
         rgb=max(6.0, 1.5 * maps.noise),
@@ -209,6 +266,16 @@ class Colours:
         repeated run by run: O(R) look-ups and one fill, much cheaper than indexing by
         `inverse` pixel by pixel."""
         return np.repeat(values[self.run_colour], self.run_length)
+
+    def of_pixels(
+        self, rows: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        """The colour index of the opaque pixels `at` (flat indices into the image's pixel
+        rows, `pixel_rows`). O(len(at)), times log U when not every pixel is opaque."""
+        if self.everything:
+            return self.inverse[at].astype(np.int64)
+        found: npt.NDArray[np.int64] = np.searchsorted(self.keys, colour_keys(rows[at]))
+        return found
 
     def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
         """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(N)."""
@@ -347,18 +414,17 @@ def _within(
     """Sparse (colours x bins) matrix: bin within `tol` of the colour (CIELAB or sRGB).
 
     `trees` are `PointSet`s of `hist.lab` and `hist.rgb` when the caller has them. The ball
-    queries are left unsorted and flattened without a Python loop per hit; the matrix
-    sorts its indices anyway. Cost: O(C log B + hits).
+    queries come flat (`PointSet.ball_pairs`), with no list of arrays per colour. Cost:
+    O(C log B + hits).
     """
     if trees is None:
         trees = (PointSet(hist.lab), PointSet(hist.rgb))
     rows: list[npt.NDArray[np.int64]] = []
     hits: list[npt.NDArray[np.int64]] = []
     for tree, pts, radius in ((trees[0], cols_lab, tol.point), (trees[1], cols, tol.rgb)):
-        near = tree.query_ball_point(pts, radius, return_sorted=False)
-        lengths = np.fromiter(map(len, near), dtype=np.int64, count=len(near))
-        rows.append(np.repeat(np.arange(len(pts)), lengths))
-        hits.append(np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum())))
+        row, hit = tree.ball_pairs(pts, radius)
+        rows.append(row)
+        hits.append(hit)
     r = np.concatenate(rows)
     c = np.concatenate(hits)
     return Incidence(r, c, (len(cols), len(hist.rgb)))  # a bin in both balls counts once
@@ -670,7 +736,8 @@ def colour_keys(rgb: npt.NDArray[np.uint8]) -> IntArray:
     if rgb.shape[-1] == 4 and rgb.flags.c_contiguous:
         # Each RGBA pixel read as one big-endian 32-bit word: the key is its top 24 bits.
         # Two whole-array operations instead of three casts, two shifts and two ORs.
-        words: IntArray = (rgb.view(">u4")[..., 0] >> 8).astype(np.int32)
+        # The shift leaves 24 bits, so the words read as int32 unchanged (no copy).
+        words: IntArray = (rgb.view(">u4")[..., 0] >> 8).view(np.int32)
         return words
     key = rgb[..., 0].astype(np.int32) << 16
     key |= rgb[..., 1].astype(np.int32) << 8
@@ -716,6 +783,37 @@ def sorted_unique(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     out: npt.NDArray[Any] = ordered[keep]
     return out
+
+
+def runs_of(
+    values: npt.NDArray[np.integer[Any]],
+) -> tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.int64]]:
+    """The runs of equal values of `values` (flattened): each run's value and length, in
+    order. One whole-array compare, O(N), plus O(R) for the R runs."""
+    flat = values.reshape(-1)
+    n = len(flat)
+    if n == 0:
+        return flat[:0], np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(flat[1:] != flat[:-1])
+    starts += 1
+    starts = np.concatenate((np.zeros(1, dtype=starts.dtype), starts))
+    lengths = np.diff(starts, append=n).astype(np.int64)
+    return flat[starts], lengths
+
+
+def count_runs(values: npt.NDArray[np.integer[Any]], minlength: int = 0) -> npt.NDArray[np.int64]:
+    """`np.bincount(values, minlength=minlength)` for non-negative integers in an order
+    with long runs of equal values (a label map in raster order). bincount adds one to a
+    counter per value, and along a run each add waits for the one before; here each run
+    is counted once, by its length (`runs_of`): O(N) for one compare plus O(R) for the R
+    runs. Values that change at almost every step (noise) are counted directly. The same
+    counts, int64.
+    """
+    flat = values.reshape(-1)
+    if 4 * np.count_nonzero(flat[1:] != flat[:-1]) > len(flat):
+        return np.bincount(flat, minlength=minlength).astype(np.int64)
+    run_value, run_length = runs_of(flat)
+    return np.bincount(run_value, run_length, minlength=minlength).astype(np.int64)
 
 
 def pixel_rows(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -893,9 +991,7 @@ def _colour_index(
 ) -> npt.NDArray[np.int64]:
     """Index in `colours` of the (opaque) pixels `at`. O(len(at)), times log U when not
     every pixel is opaque."""
-    if colours.everything:
-        return colours.inverse[at].astype(np.int64)
-    return np.searchsorted(colours.keys, colour_keys(flat_rgb[at]))
+    return colours.of_pixels(flat_rgb, at)
 
 
 def _interior_bits(

@@ -32,6 +32,8 @@ Deterministic: no random sampling anywhere; ties break by histogram order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 import numpy.typing as npt
@@ -108,7 +110,17 @@ def segment(
     flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
     edge = maps.opaque & ~maps.flat
     labels = detail.recover_strokes(
-        labels, rgb, palette, edge, maps.flat, maps.noise, tol.mix, tol.split, tol.rgb, flat_share
+        labels,
+        rgb,
+        palette,
+        edge,
+        maps.flat,
+        maps.noise,
+        tol.mix,
+        tol.split,
+        tol.rgb,
+        flat_share,
+        colours,
     )
     checkpoint(0.65)
     check_specks(labels)  # before cleaning, whose cost grows with the specks
@@ -157,10 +169,9 @@ def segment(
             near=near,
         )
         used = None
-    bridged = detail.bridge_corners(labels, rgb, palette, keep)
-    if used is not None and bridged is not labels:
-        used |= np.bincount(bridged[bridged >= 0], minlength=len(palette)) > 0
-    labels = bridged
+    # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,
+    # so `used` still holds.
+    labels = detail.bridge_corners(labels, rgb, palette, keep)
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
     checkpoint(0.9)
@@ -195,7 +206,8 @@ def _estimate_colours(
     than the noise tolerance from the colour (another artwork colour merged into this one when
     fewer colours were asked for) are left out. Colours with no such pixels keep their
     estimate. Counted per (label, distinct colour) pair, so the distance test runs once per
-    pair, not per pixel. Cost: O(N) for one bincount plus O(pairs).
+    pair, not per pixel, and the pairs run by run (`quantise.runs_of`). Cost: O(N) for a
+    few whole-array steps plus O(runs + pairs).
     """
     k = len(palette)
     if k == 0:
@@ -205,13 +217,24 @@ def _estimate_colours(
     u = len(colours.keys)
     mask = (labels >= 0) & maps.flat & maps.solid
     pixel_colour = colours.per_pixel(labels.shape, maps.opaque)
-    pair = labels[mask].astype(np.int64) * u + pixel_colour[mask]
+    # Each pixel's (label, colour) pair, -1 off the mask, counted run by run in raster
+    # order: a region's interior is one long run of one pair.
+    pair: npt.NDArray[np.signedinteger[Any]] = labels.astype(
+        np.int32 if k * u < 1 << 31 else np.int64
+    )
+    pair *= u
+    pair += pixel_colour
+    np.copyto(pair, -1, where=~mask)
+    run_pair, run_length = quantise.runs_of(pair)
+    taken = run_pair >= 0
+    run_pair, run_length = run_pair[taken], run_length[taken]
     if k * u <= 1 << 22:
-        counts = np.bincount(pair, minlength=k * u)
+        counts = np.bincount(run_pair, run_length, minlength=k * u).astype(np.int64)
         code = np.flatnonzero(counts)
         counts = counts[code]
     else:
-        code, counts = np.unique(pair, return_counts=True)
+        code, run_code = np.unique(run_pair, return_inverse=True)
+        counts = np.bincount(run_code, run_length, minlength=len(code)).astype(np.int64)
     lab, col = code // u, code % u
     rgb_pair = colours.rgb[col].astype(np.float64)
     off = rgb_pair - palette[lab]

@@ -161,6 +161,27 @@ def test_balls_match_ckdtree(points: np.ndarray, queries: np.ndarray, r: float) 
         assert list(mine.query_ball_point(q, r)) == sorted(tree.query_ball_point(q, r))
 
 
+@given(colours, colours, st.sampled_from([0.0, 1.5, 2.0, 4.5]))
+@settings(max_examples=200, deadline=None)
+def test_ball_pairs_are_the_balls_flattened_in_order(
+    points: np.ndarray, queries: np.ndarray, r: float
+) -> None:
+    mine = PointSet(points)
+    rows, hits = mine.ball_pairs(queries, r)
+    balls = mine.query_ball_point(queries, r) if len(queries) else []
+    assert rows.tolist() == [i for i, ball in enumerate(balls) for _ in ball]
+    assert hits.tolist() == [j for ball in balls for j in ball.tolist()]
+
+
+def test_ball_pairs_of_a_large_set_are_the_trees_balls() -> None:
+    rng = np.random.default_rng(13)
+    points = np.round(rng.uniform(0, 60, size=(5_000, 3)), 1)
+    rows, hits = PointSet(points).ball_pairs(points[:50], 2.0)
+    balls = cKDTree(points).query_ball_point(points[:50], 2.0, return_sorted=True)
+    assert rows.tolist() == [i for i, ball in enumerate(balls) for _ in ball]
+    assert hits.tolist() == [j for ball in balls for j in ball]
+
+
 def test_nearest_of_real_valued_colours_matches_ckdtree_exactly() -> None:
     rng = np.random.default_rng(11)
     points = rng.uniform(-100, 100, size=(300, 3))

@@ -11,6 +11,7 @@ import numpy.typing as npt
 import pytest
 from PIL import Image, ImageDraw
 
+from printjob_adapters.engine import pixel_grid
 from printjob_adapters.engine.options import TraceOptions
 from printjob_adapters.engine.pipeline import trace
 from printjob_adapters.engine.pixel_grid import Grid, change_profiles, detect_grid
@@ -122,6 +123,35 @@ def test_change_profiles_are_the_premultiplied_change_with_and_without_alpha() -
         across, down = change_profiles(rgba)
         np.testing.assert_allclose(across, np.abs(np.diff(px, axis=1)).sum(axis=(0, 2)))
         np.testing.assert_allclose(down, np.abs(np.diff(px, axis=0)).sum(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("alpha", [255, 200, None])
+def test_change_profiles_from_differing_pairs_equal_the_whole_image_sums(
+    alpha: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Flat art differs at few neighbouring pairs, and its profiles are summed there alone;
+    # they must be the whole-array sums exactly, with and without transparency.
+    rng = np.random.default_rng(5)
+    rgba = np.zeros((45, 38, 4), dtype=np.uint8)
+    rgba[..., 3] = 255 if alpha is not None else 0
+    for _ in range(6):
+        y, x = rng.integers(0, 40, 2)
+        rgba[y : y + rng.integers(1, 12), x : x + rng.integers(1, 12)] = (
+            *rng.integers(0, 256, 3),
+            255 if alpha == 255 else rng.integers(1, 256),
+        )
+    rgba[3, :5, 3] = alpha if alpha is not None else 7  # a translucent run on the edge
+    px = rgba.astype(np.float64)
+    px[..., :3] *= px[..., 3:4] / 255.0
+    profiles = {}
+    for share in (2.0, -1.0):  # every pair at the differing pairs; the whole arrays
+        monkeypatch.setattr(pixel_grid, "SPARSE_CHANGE", share)
+        monkeypatch.setattr(pixel_grid, "SPARSE_CHANGE_OPAQUE", share)
+        profiles[share] = change_profiles(rgba)
+        np.testing.assert_allclose(profiles[share][0], np.abs(np.diff(px, axis=1)).sum(axis=(0, 2)))
+        np.testing.assert_allclose(profiles[share][1], np.abs(np.diff(px, axis=0)).sum(axis=(1, 2)))
+    for sparse, dense in zip(profiles[2.0], profiles[-1.0], strict=True):
+        assert sparse.dtype == dense.dtype and (sparse == dense).all()
 
 
 def test_translucent_jpeg_grid_is_still_found() -> None:

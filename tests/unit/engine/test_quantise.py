@@ -85,7 +85,7 @@ def test_transparent_colour_is_ignored() -> None:
     assert len(pal) == 1 and np.abs(pal[0] - (200, 30, 40)).max() < 1
 
 
-def test_range5_matches_rank_filters_and_keys_read_rgba() -> None:
+def test_spread5_matches_rank_filters_and_keys_read_rgba() -> None:
     from scipy import ndimage
 
     rng = np.random.default_rng(3)
@@ -98,13 +98,54 @@ def test_range5_matches_rank_filters_and_keys_read_rgba() -> None:
             ],
             axis=-1,
         )
-        assert (quantise._range5(img) == want).all()
+        assert (quantise._spread5(img) == want[..., :3].max(axis=-1)).all()
         mask = rng.random(shape[:2]) < 0.8
         eroded = ndimage.minimum_filter(mask.view(np.uint8), 5).view(bool)
         assert (~quantise._dilate(~mask, 2) == eroded).all()
         if shape[2] == 4:
             rgb = np.ascontiguousarray(img[..., :3])
             assert (quantise.colour_keys(img) == quantise.colour_keys(rgb)).all()
+
+
+@pytest.mark.parametrize("band_bytes", [1, 8, 64, 1 << 17])
+def test_spread5_in_bands_is_the_whole_image_filter(
+    band_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bands of one row up to the whole image give the rank filters' answer, at every
+    band edge and image border."""
+    from scipy import ndimage
+
+    monkeypatch.setattr(quantise, "SPREAD_BAND_BYTES", band_bytes)
+    rng = np.random.default_rng(band_bytes)
+    for shape in [(1, 5, 4), (3, 6, 3), (6, 1, 4), (40, 9, 4), (67, 66, 3), (130, 7, 4)]:
+        # Few levels, so flat runs and equal neighbours occur as in artwork.
+        img = (rng.integers(0, 4, shape) * 60).astype(np.uint8)
+        want = np.stack(
+            [
+                ndimage.maximum_filter(img[..., c], 5) - ndimage.minimum_filter(img[..., c], 5)
+                for c in range(3)
+            ],
+            axis=-1,
+        ).max(axis=-1)
+        assert (quantise._spread5(img) == want).all()
+
+
+def test_opacity_and_low_counts_match_their_definitions() -> None:
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 256, (31, 17, 4)).astype(np.uint8)
+    img[..., 3] = rng.choice([0, 127, 128, 200, 254, 255], (31, 17))
+    opaque, solid = quantise._opacity(img)
+    assert (opaque == (img[..., 3] >= 128)).all() and (solid == (img[..., 3] == 255)).all()
+    strided = img[:, ::2]
+    opaque, solid = quantise._opacity(strided)
+    assert (opaque == (strided[..., 3] >= 128)).all()
+    assert (solid == (strided[..., 3] == 255)).all()
+    opaque, solid = quantise._opacity(np.ascontiguousarray(img[..., :3]))
+    assert opaque.all() and solid.all()
+    values = rng.choice([0, 0, 0, 1, 5, 16, 17, 200], 5000).astype(np.uint8)
+    want = np.bincount(values, minlength=256)[:17]
+    assert (quantise._low_counts(values, 17) == want).all()
+    assert (quantise._low_counts(values[:0], 17) == 0).all()
 
 
 def _reference_assign(rgb, maps, palette, tol):  # type: ignore[no-untyped-def]
@@ -189,3 +230,18 @@ def test_assign_breaks_exact_ties_by_position_like_reference(flip: bool) -> None
     got = quantise.assign(rgb, maps, palette, tol)
     assert (got == want).all()
     assert set(np.unique(got[:, 20])) <= {1, 2}  # the mixture column joined a neighbour
+
+
+def test_count_runs_is_bincount_and_runs_rebuild_the_values() -> None:
+    rng = np.random.default_rng(11)
+    for n, levels, run in [(0, 3, 1), (1, 3, 1), (500, 4, 40), (500, 7, 1), (3000, 2, 300)]:
+        # Runs of random lengths (label maps), or a value per step (noise, the fallback).
+        values = np.repeat(rng.integers(0, levels, n), rng.integers(1, run + 1, n))[:n]
+        for dtype in (np.int32, np.int64):
+            typed = values.astype(dtype)
+            want = np.bincount(typed, minlength=levels + 2)
+            got = quantise.count_runs(typed.reshape(1, -1) if n else typed, levels + 2)
+            assert got.dtype == np.int64 and (got == want).all()
+            run_value, run_length = quantise.runs_of(typed)
+            assert (np.repeat(run_value, run_length) == typed).all()
+            assert (run_value[1:] != run_value[:-1]).all()

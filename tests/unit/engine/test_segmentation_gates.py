@@ -29,11 +29,13 @@ def _faint_lines(coverage: float) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np
     return np.rint(rgb).astype(np.uint8), palette
 
 
+@pytest.mark.parametrize("batch", [detail.RIDGE_BATCH, 0])
 @pytest.mark.parametrize("chunk", [detail.RIDGE_CHUNK, 7])
 def test_faint_one_pixel_lines_of_every_colour_are_recovered(
-    chunk: int, monkeypatch: pytest.MonkeyPatch
+    chunk: int, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(detail, "RIDGE_CHUNK", chunk)
+    monkeypatch.setattr(detail, "RIDGE_BATCH", batch)  # all directions at once, or one by one
     rgb, palette = _faint_lines(0.4)
     labels = np.zeros(rgb.shape[:2], dtype=np.int32)  # nearest colour: all white
     edge = np.ones(labels.shape, dtype=bool)
@@ -46,6 +48,34 @@ def test_faint_one_pixel_lines_of_every_colour_are_recovered(
     others = np.ones(labels.shape, dtype=bool)
     others[2:-2, 5 : 5 + 5 * len(COLOURS) : 5] = False
     assert (out[others] == 0).all()
+
+
+def test_directions_screened_together_or_one_by_one_recover_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Faint lines along all four directions, crossing, over two backgrounds, anti-aliased
+    # at random coverages: the batched screen and the screen per direction must give the
+    # same map, pixel for pixel.
+    rng = np.random.default_rng(4)
+    size = 48
+    cover = np.zeros((size, size))
+    yy, xx = np.mgrid[:size, :size]
+    for line in (yy == 9, xx == 30, yy == xx, yy + xx == size - 5, yy == 2 * xx // 3):
+        cover[line] = rng.uniform(0.3, 0.7, int(line.sum()))
+    ground = np.where(xx < size // 2, 0.0, 1.0)[..., None] * np.array([20, 40, 200.0])
+    ground += np.where(xx < size // 2, 1.0, 0.0)[..., None] * np.array(WHITE, dtype=float)
+    rgb = (1 - cover[..., None]) * ground + cover[..., None] * np.array([0, 0, 0.0])
+    rgb = np.rint(rgb).astype(np.uint8)
+    palette = np.array([WHITE, (20, 40, 200), (0, 0, 0)], dtype=np.float64)
+    labels = np.where(xx < size // 2, 0, 1).astype(np.int32)
+    edge = cover > 0
+    flat = ~edge
+    outs = []
+    for batch in (detail.RIDGE_BATCH, 0):
+        monkeypatch.setattr(detail, "RIDGE_BATCH", batch)
+        outs.append(detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0))
+    assert (outs[0] != labels).sum() > 50  # the lines came back
+    assert np.array_equal(outs[0], outs[1])
 
 
 def test_a_soft_edge_is_no_ridge() -> None:
@@ -127,3 +157,27 @@ def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
         assert line[r0, c0 + 1] or line[r1, c0]
     assert np.count_nonzero(line) == 2 * len(cols) - 1
     assert detail.bridge_corners(labels, rgb, palette, np.zeros_like(keep)) is labels
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_own_colour_distances_from_the_table_are_the_per_pixel_ones(transparent: bool) -> None:
+    # Few distinct colours, many pixels: the table per distinct colour is taken, and its
+    # look-ups must be the per-pixel float64 distances to the bit.
+    from printjob_adapters.engine import quantise
+
+    rng = np.random.default_rng(9)
+    levels = np.array([0, 17, 128, 200, 255], dtype=np.uint8)
+    rgba = levels[rng.integers(0, len(levels), (60, 50, 4))]
+    rgba[..., 3] = 255
+    if transparent:
+        rgba[:5, :, 3] = 0
+    maps = quantise.pixel_maps(rgba)
+    colours = quantise.distinct_colours(rgba, maps)
+    palette = rng.uniform(0, 255, (4, 3))
+    at = np.flatnonzero(maps.opaque.ravel())
+    own = rng.integers(0, len(palette), len(at)).astype(np.int32)
+    rows = quantise.pixel_rows(rgba)
+    assert len(colours.keys) * len(palette) <= len(at)  # the table path
+    by_table = detail._own_distance(rows, palette, at, own, colours)
+    by_pixel = detail._own_distance(rows, palette, at, own, None)
+    assert np.array_equal(by_table, by_pixel)
