@@ -1,0 +1,186 @@
+"""Bands of a smooth gradient: each pixel's band read from a lightly smoothed image.
+
+Shaded smooth art (`colour_count`: a gradient background, a shaded shape) gets a palette of
+its flat colours, kept exactly, and band colours between them (`quantise._band_palette`).
+Assigned pixel by pixel, a band on a steep part of the gradient is a ring one or two pixels
+wide whose edge follows the 8-bit rounding of the input: it falls into many 4-connected
+pieces, which the clean-up of noisy-looking input (a steep clean ramp spreads as much as
+noise over 5 pixels) merges into the next band, a visible step of two bands.
+
+Here the band pixels are labelled again, from the image smoothed over band pixels only
+(normalised convolution with a 5-tap binomial kernel, sigma 1 px, so the artwork's own
+colours and their anti-aliasing never bleed into the gradient), each to its nearest band
+colour in CIELAB. Smoothing a ramp keeps its value (the kernel is symmetric) and takes out
+the rounding, so band edges follow the gradient's level lines: every band is one connected
+ring or strip, as wide as the gradient is slow, and traces as one shape of few curves. The
+artwork's own pixels (its flat colours) keep their labels. Where the input itself changes
+by more than about a band step per pixel, no labelling keeps neighbouring bands closer than
+the input's own step.
+
+Cost: O(N) for N pixels: four separable 5-tap passes, one CIELAB conversion and one
+nearest-colour look-up (`PointSet.query`, O(N K) for K band colours, K <= 64) over the band
+pixels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from printjob_adapters.engine import colour_count
+from printjob_adapters.engine.colour import ciede2000, lab_to_srgb, srgb_to_lab
+from printjob_adapters.engine.nearest import PointSet
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.floating[Any]]
+Float32Array = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+#: CIEDE2000 within which every smoothed colour of the gradient lies of a colour: bands end
+#: `REACH` to twice `REACH` apart, under `colour_count.BAND_STEP` (2.5) with room for the
+#: re-measuring of each colour from its pixels (`segmentation._estimate_colours`).
+REACH = 1.0
+#: CIELAB grid on which the smoothed colours are counted once each for `cover`: a fraction
+#: of `REACH`, and a few thousand distinct colours for a full-page gradient.
+GRID = 0.5
+#: Most colours, flat and band together (`colour_count.SHADED_MAX`).
+MAX_COLOURS = colour_count.SHADED_MAX
+#: Most 8-bit levels by which smoothing may move a channel of a locally linear pixel: the
+#: rounding of a ramp moves it by under half a level, a radial ramp's bend by under one;
+#: an edge or its anti-aliasing by tens.
+LINEAR = 1.0
+#: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
+#: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
+#: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
+#: rings of a white-to-navy radial gradient (1.1 per pixel) in pieces (2,951 path
+#: segments), 1.25 joins them (1,048), 1.5 steps by up to 3.4.
+STEEP = 1.25
+#: The smoothing kernel (binomial, sigma 1 px): wide enough to average the input's 8-bit
+#: rounding over a band's edge, narrow enough to keep a ring two pixels wide in its place.
+KERNEL = np.array([1.0, 4.0, 6.0, 4.0, 1.0], dtype=np.float32) / 16.0
+
+
+def band_labels(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    fixed: int,
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """New band colours for `palette` (its first `fixed` colours, the flat ones, kept) and
+    the labels that go with them. Where the image is locally linear (`linear`: a gradient,
+    however steep, or a flat area) each pixel takes the colour nearest to the smoothed
+    image; elsewhere (edges, the artwork's anti-aliasing) a pixel keeps its flat colour, or
+    from a band colour takes the colour nearest to its own. Left-out pixels (-1) stay.
+    Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
+    opaque = labels >= 0
+    if fixed >= len(palette) or not opaque.any():
+        return labels, palette.astype(np.float64)
+    raw = rgb[..., :3].astype(np.float32)
+    smooth, linear = _smoothed(raw, opaque)
+    lab_image = np.zeros(smooth.shape, dtype=np.float64)
+    lab_image[linear] = srgb_to_lab(smooth[linear].astype(np.float64))
+    lab = lab_image[linear]
+    flat_lab = srgb_to_lab(palette[:fixed])
+    # Placed by the inside of linear areas: not by tints that ring along the artwork.
+    placing = _inside(linear)
+    reach = np.maximum(REACH, STEEP * _slope(lab_image, placing)[placing])
+    centres = np.vstack([flat_lab, cover(lab_image[placing], reach, flat_lab, MAX_COLOURS - fixed)])
+    _, nearest = PointSet(centres).query(lab)
+    out = labels.copy()
+    out[linear] = nearest
+    # Elsewhere a band colour (an edge pixel unmixed to the gradient) becomes the nearest
+    # new colour, so the unmixing's choice stands.
+    _, renamed = PointSet(centres).query(srgb_to_lab(palette))
+    renamed[:fixed] = np.arange(fixed)
+    rest = opaque & ~linear
+    out[rest] = renamed[labels[rest]]
+    new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
+    return out, new_palette.astype(np.float64)
+
+
+def _inside(mask: BoolArray) -> BoolArray:
+    """`mask` without the pixels next to (8-neighbours of) one outside it. Cost: O(N)."""
+    inner = mask.copy()
+    inner[1:] &= mask[:-1]
+    inner[:-1] &= mask[1:]
+    out = inner.copy()
+    out[:, 1:] &= inner[:, :-1]
+    out[:, :-1] &= inner[:, 1:]
+    return out
+
+
+def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, BoolArray]:
+    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), and
+    where it is locally linear: smoothing moves no channel by more than `LINEAR` levels
+    (a symmetric kernel keeps a ramp's value; an edge it blurs). Cost: O(N)."""
+    weight = opaque.astype(np.float32)
+    spread = _blur(weight)
+    total = np.stack([_blur(raw[..., c] * weight) for c in range(3)], axis=-1)
+    reached = opaque & (spread > 0)
+    smooth = raw.copy()
+    smooth[reached] = total[reached] / spread[reached][:, None]
+    moved = np.abs(smooth - raw).max(axis=-1)
+    linear: BoolArray = reached & (moved <= LINEAR)
+    return smooth, linear
+
+
+def _slope(lab: FloatArray, where: BoolArray) -> FloatArray:
+    """CIEDE2000 per pixel of the (smoothed) CIELAB image at each pixel of `where`, across
+    its level line: the root of the squares of its steps to the next pixel right and down
+    (0 elsewhere). Cost: O(N)."""
+    across = np.zeros(where.shape, dtype=np.float64)
+    down = np.zeros(where.shape, dtype=np.float64)
+    both = where[:, :-1] & where[:, 1:]
+    across[:, :-1][both] = ciede2000(lab[:, :-1][both], lab[:, 1:][both])
+    both = where[:-1] & where[1:]
+    down[:-1][both] = ciede2000(lab[:-1][both], lab[1:][both])
+    slope: FloatArray = np.hypot(across, down)
+    return slope
+
+
+def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> FloatArray:
+    """Band colours (CIELAB) such that every colour of `lab` is within `REACH` CIEDE2000 of
+    one of them or of the `given` colours: farthest-point picks over the distinct colours
+    on a grid of `GRID` CIELAB units, unweighted, so that a steep part of a gradient (few
+    pixels per unit of colour) gets its bands as close together as a slow part. On a ramp
+    the picks end `REACH` to twice `REACH` apart. At most `most` colours.
+    Cost: O((K + G) U) for K colours picked, G given and U grid colours."""
+    cells, inverse, counts = np.unique(
+        np.rint(lab / GRID).astype(np.int64), axis=0, return_inverse=True, return_counts=True
+    )
+    points = cells.astype(np.float64) * GRID
+    cell_reach = np.full(len(points), np.inf)
+    np.minimum.at(cell_reach, inverse.ravel(), reach)
+    dist = np.full(len(points), np.inf)
+    for colour in given:
+        np.minimum(dist, ciede2000(points, np.broadcast_to(colour, points.shape)), out=dist)
+    if not len(given):
+        dist[int(np.argmax(counts))] = np.inf  # the commonest colour first
+    picks: list[FloatArray] = []
+    while len(picks) < most and len(points):
+        pick = int(np.argmax(dist / cell_reach))
+        if dist[pick] <= cell_reach[pick]:
+            break
+        picks.append(points[pick])
+        np.minimum(dist, ciede2000(points, np.broadcast_to(points[pick], points.shape)), out=dist)
+    return np.array(picks).reshape(-1, 3)
+
+
+def _blur(plane: Float32Array) -> Float32Array:
+    """`plane` convolved with `KERNEL` along both axes, zero outside. Cost: O(N)."""
+    return _blur_axis(_blur_axis(plane, 0), 1)
+
+
+def _blur_axis(plane: Float32Array, axis: int) -> Float32Array:
+    reach = len(KERNEL) // 2
+    pad = [(0, 0), (0, 0)]
+    pad[axis] = (reach, reach)
+    padded = np.pad(plane, pad)
+    size = plane.shape[axis]
+    out = np.zeros_like(plane)
+    for tap, k in enumerate(KERNEL):
+        window = padded[tap : tap + size] if axis == 0 else padded[:, tap : tap + size]
+        out += k * window
+    return out
