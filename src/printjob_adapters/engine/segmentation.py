@@ -144,7 +144,17 @@ def segment(
     if flat_colours:
         # A smooth gradient: its steep clean ramps look noisy to the speck filters, which
         # would merge its narrow bands; each band is read from the smoothed image instead.
-        labels, palette = shading.band_labels(labels, rgb, palette, flat_colours[0])
+        bands = shading.band_labels(labels, rgb, palette, flat_colours[0])
+        # Specks along the artwork's edges (its anti-aliasing) still join a neighbour; the
+        # bands, where the image is smooth, stay as they are.
+        labels, palette = bands.labels, bands.palette
+        labels = cleanup.merge_specks(
+            labels,
+            rgb,
+            palette,
+            keep=bands.linear if keep is None else keep | bands.linear,
+            tick=lambda: checkpoint(0.75),
+        )
         used = None
     elif cleanup.photo_like(labels, maps.noise, comps, keep):
         exact = colors is not None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -62,12 +63,23 @@ STEEP = 1.25
 KERNEL = np.array([1.0, 4.0, 6.0, 4.0, 1.0], dtype=np.float32) / 16.0
 
 
+@attrs.frozen(eq=False)
+class Bands:
+    """Labels and palette of smooth shaded art (`band_labels`), and where the image is
+    locally linear (the gradient and flat areas, where the labels follow the smoothed
+    image; not edges)."""
+
+    labels: IntArray
+    palette: npt.NDArray[np.float64]
+    linear: BoolArray
+
+
 def band_labels(
     labels: IntArray,
     rgb: npt.NDArray[np.uint8],
     palette: FloatArray,
     fixed: int,
-) -> tuple[IntArray, npt.NDArray[np.float64]]:
+) -> Bands:
     """New band colours for `palette` (its first `fixed` colours, the flat ones, kept) and
     the labels that go with them. Where the image is locally linear (`linear`: a gradient,
     however steep, or a flat area) each pixel takes the colour nearest to the smoothed
@@ -76,7 +88,7 @@ def band_labels(
     Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
     opaque = labels >= 0
     if fixed >= len(palette) or not opaque.any():
-        return labels, palette.astype(np.float64)
+        return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
     raw = rgb[..., :3].astype(np.float32)
     smooth, linear = _smoothed(raw, opaque)
     lab_image = np.zeros(smooth.shape, dtype=np.float64)
@@ -97,7 +109,7 @@ def band_labels(
     rest = opaque & ~linear
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
-    return out, new_palette.astype(np.float64)
+    return Bands(out, new_palette.astype(np.float64), linear)
 
 
 def _inside(mask: BoolArray) -> BoolArray:
