@@ -145,14 +145,14 @@ def segment(
         # A smooth gradient: its steep clean ramps look noisy to the speck filters, which
         # would merge its narrow bands; each band is read from the smoothed image instead.
         bands = shading.band_labels(labels, rgb, palette, flat_colours[0])
-        # Specks along the artwork's edges (its anti-aliasing) still join a neighbour; the
-        # bands, where the image is smooth, stay as they are.
+        # Specks along the artwork's edges (its anti-aliasing) and of the rounding of slow
+        # gradients still join a neighbour; narrow bands of steep parts stay.
         labels, palette = bands.labels, bands.palette
         labels = cleanup.merge_specks(
             labels,
             rgb,
             palette,
-            keep=bands.linear if keep is None else keep | bands.linear,
+            keep=bands.steep if keep is None else keep | bands.steep,
             tick=lambda: checkpoint(0.75),
         )
         used = None
