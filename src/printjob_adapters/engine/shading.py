@@ -46,8 +46,9 @@ REACH = 1.0
 #: CIELAB grid on which the smoothed colours are counted once each for `cover`: a fraction
 #: of `REACH`, and a few thousand distinct colours for a full-page gradient.
 GRID = float(__import__("os").environ.get("GRID", "0.5"))
-#: Most pixels that place band colours (`cover`); larger images are sampled on a grid.
-PLACING = 250_000
+#: Most pixels that place band colours (`cover`, `_slope`); larger images place them from a
+#: grid of pixels (a 512-px image from every second pixel of every second row).
+PLACING = 65_536
 #: Most colours, flat and band together (`colour_count.SHADED_MAX`).
 MAX_COLOURS = colour_count.SHADED_MAX
 #: Most 8-bit levels by which smoothing may move a channel of a locally linear pixel: the
@@ -203,10 +204,15 @@ def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> F
     pixels per unit of colour) gets its bands as close together as a slow part. On a ramp
     the picks end `REACH` to twice `REACH` apart. At most `most` colours.
     Cost: O((K + G) U) for K colours picked, G given and U grid colours."""
+    # One integer per grid cell (L* 0..100, a* and b* within +-512 grid units).
+    grid = np.rint(lab / GRID).astype(np.int64) + np.array([0, 512, 512])
     cells, inverse, counts = np.unique(
-        np.rint(lab / GRID).astype(np.int64), axis=0, return_inverse=True, return_counts=True
+        (grid[:, 0] << 20) | (grid[:, 1] << 10) | grid[:, 2],
+        return_inverse=True,
+        return_counts=True,
     )
-    points = cells.astype(np.float64) * GRID
+    points = np.stack([cells >> 20, (cells >> 10) & 1023, cells & 1023], axis=1) - [0, 512, 512]
+    points = points.astype(np.float64) * GRID
     cell_reach = np.full(len(points), np.inf)
     np.minimum.at(cell_reach, inverse.ravel(), reach)
     dist = np.full(len(points), np.inf)
