@@ -7,19 +7,28 @@ wide whose edge follows the 8-bit rounding of the input: it falls into many 4-co
 pieces, which the clean-up of noisy-looking input (a steep clean ramp spreads as much as
 noise over 5 pixels) merges into the next band, a visible step of two bands.
 
-Here the band pixels are labelled again, from the image smoothed over band pixels only
-(normalised convolution with a 5-tap binomial kernel, sigma 1 px, so the artwork's own
-colours and their anti-aliasing never bleed into the gradient), each to its nearest band
-colour in CIELAB. Smoothing a ramp keeps its value (the kernel is symmetric) and takes out
-the rounding, so band edges follow the gradient's level lines: every band is one connected
-ring or strip, as wide as the gradient is slow, and traces as one shape of few curves. The
-artwork's own pixels (its flat colours) keep their labels. Where the input itself changes
-by more than about a band step per pixel, no labelling keeps neighbouring bands closer than
-the input's own step.
+Here the bands are made again (`band_labels`), in four named stages:
 
-Cost: O(N) for N pixels: four separable 5-tap passes, one CIELAB conversion and one
-nearest-colour look-up (`PointSet.query`, O(N K) for K band colours, K <= 64) over the band
-pixels.
+1. `_smoothed`: the image smoothed over its opaque pixels (normalised convolution with a
+   5-tap binomial kernel, sigma 1 px). Smoothing a ramp keeps its value (the kernel is
+   symmetric) and takes out the rounding; where it moves a channel by at most `LINEAR`
+   levels the image is locally linear (a gradient, however steep, or a flat area), else it
+   is an edge or the artwork's anti-aliasing. O(N).
+2. `cover`: band colours placed evenly in CIEDE2000 over the smoothed colours of the
+   linear areas (farthest-point picks, unweighted, from the flat colours, kept exactly),
+   every colour within `REACH` of one, and further apart where the gradient is steep
+   (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
+   pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
+   and U grid cells of the sampled pixels (at most `PLACING`).
+3. Labelling: linear pixels take the colour nearest to their smoothed colour (once per
+   distinct smoothed colour); edge pixels keep their flat colour, or from an old band the
+   nearest new one. O(N) plus O(D K) for D distinct smoothed colours.
+4. `_steep`: where bands are narrow, which the speck filter that follows
+   (`cleanup.merge_specks`, in `segmentation`) leaves as they are. O(N).
+
+Where the input itself changes by more than about 1.25 CIEDE2000 per pixel, no banding of
+rings two pixels wide keeps neighbouring bands under `colour_count.BAND_STEP`: the step
+is bounded by the input's own (docs/engine.md, "Gradients without banding").
 """
 
 from __future__ import annotations
