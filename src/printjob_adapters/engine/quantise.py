@@ -621,9 +621,12 @@ def find_palette(
     colors: int | None,
     colours: Colours | None = None,
     tick: Callable[[], None] = _no_tick,
+    on_bands: Callable[[int], None] | None = None,
 ) -> FloatArray:
     """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None).
-    `tick` is a cancel check, called between units of the k-means (`refine_palette`)."""
+    `tick` is a cancel check, called between units of the k-means (`refine_palette`).
+    `on_bands` hears, for smooth shaded art, how many flat colours lead the palette before
+    its band colours (`shading`)."""
     tol = tolerances(maps)
     hist = colour_histogram(rgb, maps, colours)
     if len(hist.rgb) == 0:
@@ -647,6 +650,8 @@ def find_palette(
         return refine_palette(hist, palette[:colors], colors, tick=tick)
     if shaded:
         if colour_count.roughness(rgb) < colour_count.SMOOTH_ROUGHNESS:
+            if on_bands is not None:
+                on_bands(len(palette))
             return _band_palette(hist, palette, tick)
         return _photo_palette(hist, palette, tick)
     # Unexplained edges but no shading: the fewest of 4, 8, 16, 32 colours that render it

@@ -17,7 +17,10 @@ The stage runs, in order (each step's cost is stated where it is implemented):
    3x3 mode filter (`cleanup.majority_smooth`) and every speck under
    `cleanup.SPECK_AREA` pixels merged into its best neighbour (`cleanup.merge_specks`,
    as vtracer's filter_speckle does). Flat art never gets these, so its 1-px strokes,
-   dots and small text stay. Last, `detail.bridge_corners` makes the diagonal steps of
+   dots and small text stay. Smooth shaded art (a gradient, whose band palette
+   `quantise.find_palette` reports) skips the speck filters too: its bands are read from
+   the lightly smoothed image instead (`shading.band_labels`), one connected ring or strip
+   each. Last, `detail.bridge_corners` makes the diagonal steps of
    strokes solid, so a diagonal hairline traces as one shape, not dashes.
 5. `_estimate_colours`: each colour re-measured as the mean of its region interiors.
 6. `background.remove_background` (background=remove only).
@@ -38,7 +41,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise
+from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise, shading
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks
 from printjob_adapters.engine.options import Background
@@ -99,8 +102,10 @@ def segment(
     checkpoint(0.15)
     colours = quantise.distinct_colours(rgb, maps)
     checkpoint(0.2)
+    # Smooth shaded art tells how many flat colours lead its band colours.
+    flat_colours: list[int] = []
     palette = quantise.find_palette(
-        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2)
+        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2), on_bands=flat_colours.append
     ).astype(np.float64)
     checkpoint(0.45)
     labels = quantise.assign(rgb, maps, palette, tol, colours)
@@ -148,7 +153,22 @@ def segment(
     in_use = np.zeros(len(palette), dtype=bool)
     in_use[comps.label[comps.label >= 0]] = True
     used: npt.NDArray[np.bool_] | None = in_use
-    if cleanup.photo_like(labels, maps.noise, comps, keep):
+    if flat_colours:
+        # A smooth gradient: its steep clean ramps look noisy to the speck filters, which
+        # would merge its narrow bands; each band is read from the smoothed image instead.
+        bands = shading.band_labels(labels, rgb, palette, flat_colours[0])
+        # Specks along the artwork's edges (its anti-aliasing) and of the rounding of slow
+        # gradients still join a neighbour; narrow bands of steep parts stay.
+        labels, palette = bands.labels, bands.palette
+        labels = cleanup.merge_specks(
+            labels,
+            rgb,
+            palette,
+            keep=bands.steep if keep is None else keep | bands.steep,
+            tick=lambda: checkpoint(0.75),
+        )
+        used = None
+    elif cleanup.photo_like(labels, maps.noise, comps, keep):
         exact = colors is not None
         keep = detail.detail_mask(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share

@@ -1,0 +1,257 @@
+"""Bands of a smooth gradient: each pixel's band read from a lightly smoothed image.
+
+Shaded smooth art (`colour_count`: a gradient background, a shaded shape) gets a palette of
+its flat colours, kept exactly, and band colours between them (`quantise._band_palette`).
+Assigned pixel by pixel, a band on a steep part of the gradient is a ring one or two pixels
+wide whose edge follows the 8-bit rounding of the input: it falls into many 4-connected
+pieces, which the clean-up of noisy-looking input (a steep clean ramp spreads as much as
+noise over 5 pixels) merges into the next band, a visible step of two bands.
+
+Here the bands are made again (`band_labels`), in four named stages:
+
+1. `_smoothed`: the image smoothed over its opaque pixels (normalised convolution with a
+   5-tap binomial kernel, sigma 1 px). Smoothing a ramp keeps its value (the kernel is
+   symmetric) and takes out the rounding; where it moves a channel by at most `LINEAR`
+   levels the image is locally linear (a gradient, however steep, or a flat area), else it
+   is an edge or the artwork's anti-aliasing. O(N).
+2. `cover`: band colours placed evenly in CIEDE2000 over the smoothed colours of the
+   linear areas (farthest-point picks, unweighted, from the flat colours, kept exactly),
+   every colour within `REACH` of one, and further apart where the gradient is steep
+   (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
+   pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
+   and U grid cells of the sampled pixels (at most `PLACING`).
+3. Labelling: linear pixels take the colour nearest to their smoothed colour (once per
+   distinct smoothed colour); edge pixels keep their flat colour, or from an old band the
+   nearest new one. O(N) plus O(D K) for D distinct smoothed colours.
+4. `_steep`: where bands are narrow, which the speck filter that follows
+   (`cleanup.merge_specks`, in `segmentation`) leaves as they are. O(N).
+
+Where the input itself changes by more than about 1.25 CIEDE2000 per pixel, no banding of
+rings two pixels wide keeps neighbouring bands under `colour_count.BAND_STEP`: the step
+is bounded by the input's own (docs/engine.md, "Gradients without banding").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+from printjob_adapters.engine import colour_count
+from printjob_adapters.engine.colour import ciede2000, lab_to_srgb, srgb_to_lab
+from printjob_adapters.engine.nearest import PointSet
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.floating[Any]]
+Float32Array = npt.NDArray[np.float32]
+BoolArray = npt.NDArray[np.bool_]
+
+#: CIEDE2000 within which every smoothed colour of the gradient lies of a colour: bands end
+#: `REACH` to twice `REACH` apart, under `colour_count.BAND_STEP` (2.5) with room for the
+#: re-measuring of each colour from its pixels (`segmentation._estimate_colours`).
+REACH = 1.0
+#: CIELAB grid on which the smoothed colours are counted once each for `cover`: a fraction
+#: of `REACH`, and a few thousand distinct colours for a full-page gradient.
+GRID = float(__import__("os").environ.get("GRID", "0.5"))
+#: Most pixels that place band colours (`cover`, `_slope`); larger images place them from a
+#: grid of pixels (a 512-px image from every second pixel of every second row).
+PLACING = 65_536
+#: Most colours, flat and band together (`colour_count.SHADED_MAX`).
+MAX_COLOURS = colour_count.SHADED_MAX
+#: Most 8-bit levels by which smoothing may move a channel of a locally linear pixel: the
+#: rounding of a ramp moves it by under half a level, a radial ramp's bend by under one;
+#: an edge or its anti-aliasing by tens.
+LINEAR = 1.0
+#: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
+#: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
+#: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
+#: rings of a white-to-navy radial gradient (1.1 per pixel) in pieces (2,951 path
+#: segments), 1.25 joins them (1,048), 1.5 steps by up to 3.4.
+STEEP = 1.25
+#: The smoothing kernel (binomial, sigma 1 px): wide enough to average the input's 8-bit
+#: rounding over a band's edge, narrow enough to keep a ring two pixels wide in its place.
+#: A pixel whose smoothed image changes by at least this many 8-bit levels in a channel
+#: to a neighbour is on a steep part of the gradient, where a band is a ring or strip a
+#: few pixels wide: its small pieces are bands, not specks, and the speck filter leaves
+#: them. Elsewhere (a slow gradient, a flat area) a band is wide and a small piece of it
+#: is a speck of the rounding (a 3 MP radial gradient: 8,230 pieces, 66 after).
+STEEP_LEVELS = 2.0
+KERNEL = np.array([1.0, 4.0, 6.0, 4.0, 1.0], dtype=np.float32) / 16.0
+
+
+@attrs.frozen(eq=False)
+class Bands:
+    """Labels and palette of smooth shaded art (`band_labels`), and where its bands are
+    narrow (`steep`: locally linear and steep, `STEEP_LEVELS`), which the speck filter
+    must leave as they are."""
+
+    labels: IntArray
+    palette: npt.NDArray[np.float64]
+    steep: BoolArray
+
+
+def band_labels(
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    fixed: int,
+) -> Bands:
+    """New band colours for `palette` (its first `fixed` colours, the flat ones, kept) and
+    the labels that go with them. Where the image is locally linear (`linear`: a gradient,
+    however steep, or a flat area) each pixel takes the colour nearest to the smoothed
+    image; elsewhere (edges, the artwork's anti-aliasing) a pixel keeps its flat colour, or
+    from a band colour takes the colour nearest to its own. Left-out pixels (-1) stay.
+    Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
+    opaque = labels >= 0
+    if fixed >= len(palette) or not opaque.any():
+        return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
+    raw = rgb[..., :3].astype(np.float32)
+    smooth, linear = _smoothed(raw, opaque)
+    # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
+    # few hundred thousand, not one per pixel.
+    key = _keys(smooth[linear])
+    distinct, which = np.unique(key, return_inverse=True)
+    lab = srgb_to_lab(_from_keys(distinct))
+    index = np.full(labels.shape, -1, dtype=np.int64)
+    index[linear] = which.ravel()
+    flat_lab = srgb_to_lab(palette[:fixed])
+    # Placed by the inside of linear areas (not by tints that ring along the artwork), on
+    # a grid of pixels `stride` apart at most `PLACING` of them.
+    stride = max(1, int(np.ceil(np.sqrt(labels.size / PLACING))))
+    placing = np.zeros(labels.shape, dtype=bool)
+    placing[::stride, ::stride] = True
+    placing &= _inside(linear)
+    placing[-1] = placing[:, -1] = False  # its neighbours right and down measure its slope
+    reach = np.maximum(REACH, STEEP * _slope(lab, index, placing))
+    given = MAX_COLOURS - fixed
+    centres = np.vstack([flat_lab, cover(lab[index[placing]], reach, flat_lab, given)])
+    _, nearest = PointSet(centres).query(lab)
+    out = labels.copy()
+    out[linear] = nearest[index[linear]]
+    # Elsewhere a band colour (an edge pixel unmixed to the gradient) becomes the nearest
+    # new colour, so the unmixing's choice stands.
+    _, renamed = PointSet(centres).query(srgb_to_lab(palette))
+    renamed[:fixed] = np.arange(fixed)
+    rest = opaque & ~linear
+    out[rest] = renamed[labels[rest]]
+    new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
+    return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth))
+
+
+def _steep(smooth: Float32Array) -> BoolArray:
+    """Where the smoothed image changes by at least `STEEP_LEVELS` in a channel from a
+    pixel to the next (right or down, either side). Cost: O(N)."""
+    change = np.zeros(smooth.shape[:2], dtype=np.float32)
+    across = np.abs(np.diff(smooth, axis=1)).max(axis=-1)
+    down = np.abs(np.diff(smooth, axis=0)).max(axis=-1)
+    np.maximum(change[:, 1:], across, out=change[:, 1:])
+    np.maximum(change[:, :-1], across, out=change[:, :-1])
+    np.maximum(change[1:], down, out=change[1:])
+    np.maximum(change[:-1], down, out=change[:-1])
+    steep: BoolArray = change >= STEEP_LEVELS
+    return steep
+
+
+def _inside(mask: BoolArray) -> BoolArray:
+    """`mask` without the pixels next to (8-neighbours of) one outside it. Cost: O(N)."""
+    inner = mask.copy()
+    inner[1:] &= mask[:-1]
+    inner[:-1] &= mask[1:]
+    out = inner.copy()
+    out[:, 1:] &= inner[:, :-1]
+    out[:, :-1] &= inner[:, 1:]
+    return out
+
+
+def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, BoolArray]:
+    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), and
+    where it is locally linear: smoothing moves no channel by more than `LINEAR` levels
+    (a symmetric kernel keeps a ramp's value; an edge it blurs). Cost: O(N)."""
+    weight = opaque.astype(np.float32)
+    spread = _blur(weight)
+    smooth = _blur(raw * weight[..., None])
+    np.divide(smooth, spread[..., None], out=smooth, where=spread[..., None] > 0)
+    moved = np.abs(smooth - raw).max(axis=-1)
+    linear: BoolArray = opaque & (spread > 0) & (moved <= LINEAR)
+    return smooth, linear
+
+
+def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> FloatArray:
+    """CIEDE2000 per pixel at each pixel of `where` (whose 4-neighbours right and down are
+    linear: `_inside`), across its level line: the root of the squares of its steps to the
+    next pixel right and down. `lab[index]` is the smoothed image in CIELAB.
+    Cost: O(P) for the P pixels of `where`."""
+    ys, xs = np.nonzero(where)
+    here = lab[index[ys, xs]]
+    across = ciede2000(here, lab[index[ys, xs + 1]])
+    down = ciede2000(here, lab[index[ys + 1, xs]])
+    slope: FloatArray = np.hypot(across, down)
+    return slope
+
+
+def _keys(colours: Float32Array) -> npt.NDArray[np.int64]:
+    """sRGB colours (N, 3) as one integer each, at a quarter of a level (finer than the
+    smoothing's own rounding). Cost: O(N)."""
+    half = np.rint(colours * 4.0).astype(np.int64)
+    key: npt.NDArray[np.int64] = (half[:, 0] << 20) | (half[:, 1] << 10) | half[:, 2]
+    return key
+
+
+def _from_keys(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """The sRGB colours (K, 3) of `_keys`. Cost: O(K)."""
+    half = np.stack([keys >> 20, (keys >> 10) & 1023, keys & 1023], axis=1)
+    colours: npt.NDArray[np.float64] = half.astype(np.float64) / 4.0
+    return colours
+
+
+def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> FloatArray:
+    """Band colours (CIELAB) such that every colour of `lab` is within `REACH` CIEDE2000 of
+    one of them or of the `given` colours: farthest-point picks over the distinct colours
+    on a grid of `GRID` CIELAB units, unweighted, so that a steep part of a gradient (few
+    pixels per unit of colour) gets its bands as close together as a slow part. On a ramp
+    the picks end `REACH` to twice `REACH` apart. At most `most` colours.
+    Cost: O((K + G) U) for K colours picked, G given and U grid colours."""
+    # One integer per grid cell (L* 0..100, a* and b* within +-512 grid units).
+    grid = np.rint(lab / GRID).astype(np.int64) + np.array([0, 512, 512])
+    cells, inverse, counts = np.unique(
+        (grid[:, 0] << 20) | (grid[:, 1] << 10) | grid[:, 2],
+        return_inverse=True,
+        return_counts=True,
+    )
+    points = np.stack([cells >> 20, (cells >> 10) & 1023, cells & 1023], axis=1) - [0, 512, 512]
+    points = points.astype(np.float64) * GRID
+    cell_reach = np.full(len(points), np.inf)
+    np.minimum.at(cell_reach, inverse.ravel(), reach)
+    dist = np.full(len(points), np.inf)
+    for colour in given:
+        np.minimum(dist, ciede2000(points, np.broadcast_to(colour, points.shape)), out=dist)
+    if not len(given):
+        dist[int(np.argmax(counts))] = np.inf  # the commonest colour first
+    picks: list[FloatArray] = []
+    while len(picks) < most and len(points):
+        pick = int(np.argmax(dist / cell_reach))
+        if dist[pick] <= cell_reach[pick]:
+            break
+        picks.append(points[pick])
+        np.minimum(dist, ciede2000(points, np.broadcast_to(points[pick], points.shape)), out=dist)
+    return np.array(picks).reshape(-1, 3)
+
+
+def _blur(plane: Float32Array) -> Float32Array:
+    """`plane` ((H, W) or (H, W, C)) convolved with `KERNEL` along both image axes, zero
+    outside. Cost: O(N)."""
+    return _blur_axis(_blur_axis(plane, 0), 1)
+
+
+def _blur_axis(plane: Float32Array, axis: int) -> Float32Array:
+    out: Float32Array = plane * KERNEL[len(KERNEL) // 2]
+    for shift in range(1, len(KERNEL) // 2 + 1):
+        tap = KERNEL[len(KERNEL) // 2 + shift]
+        ahead = [slice(None)] * plane.ndim
+        behind = [slice(None)] * plane.ndim
+        ahead[axis], behind[axis] = slice(shift, None), slice(None, -shift)
+        out[tuple(ahead)] += tap * plane[tuple(behind)]
+        out[tuple(behind)] += tap * plane[tuple(ahead)]
+    return out
