@@ -114,6 +114,8 @@ def segment(
     check_specks(labels)  # before cleaning, whose cost grows with the specks
     # Labelled once for the detail mask and the speck clean-up, which read the same map.
     first_comps = cleanup.label_components(labels)
+    # A photo's dense palette: its clean-up keeps colours that are visibly apart.
+    near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
     keep = detail.detail_mask(
         labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
     )
@@ -129,6 +131,7 @@ def segment(
         keep=keep,
         tick=lambda: checkpoint(0.65),
         comps=first_comps,
+        near=near,
     )
     checkpoint(0.7)
     labels = comps.labels()
@@ -141,8 +144,6 @@ def segment(
         keep = detail.detail_mask(
             labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
         )
-        # A photo: the filters keep its colours that are visibly apart.
-        near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
         labels = cleanup.majority_smooth(
             labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7), near=near
         )
