@@ -163,7 +163,7 @@ def segment(
         used |= np.bincount(bridged[bridged >= 0], minlength=len(palette)) > 0
     labels = bridged
     checkpoint(0.85)
-    palette = _estimate_colours(labels, rgb, maps, palette, tol, colours)
+    palette = _estimate_colours(labels, rgb, maps, palette, tol, colours, photo=near is not None)
     checkpoint(0.9)
     labels, palette = _compact(labels, palette, used)
     removed, removed_colour = False, None
@@ -189,6 +189,7 @@ def _estimate_colours(
     palette: FloatArray,
     tol: quantise.Tolerances,
     colours: quantise.Colours | None = None,
+    photo: bool = False,
 ) -> FloatArray:
     """Step 5: each colour = mean of its flat, fully opaque pixels that really have it.
 
@@ -196,7 +197,11 @@ def _estimate_colours(
     than the noise tolerance from the colour (another artwork colour merged into this one when
     fewer colours were asked for) are left out. Colours with no such pixels keep their
     estimate. Counted per (label, distinct colour) pair, so the distance test runs once per
-    pair, not per pixel. Cost: O(N) for one bincount plus O(pairs).
+    pair, not per pixel. A `photo` (a dense palette, `colour_count.near_equal`) measures
+    every fully opaque pixel of a colour, edges too: its edges are texture, not
+    anti-aliasing, and the speckles merged into a region are part of what the colour must
+    stand for (the stained tissue sample: ΔE2000 at 1x 3.84 → 3.73). Cost: O(N) for one
+    bincount plus O(pairs).
     """
     k = len(palette)
     if k == 0:
@@ -204,7 +209,7 @@ def _estimate_colours(
     if colours is None:
         colours = quantise.distinct_colours(rgb, maps)
     u = len(colours.keys)
-    mask = (labels >= 0) & maps.flat & maps.solid
+    mask = (labels >= 0) & (maps.solid if photo else maps.flat & maps.solid)
     pixel_colour = colours.per_pixel(labels.shape, maps.opaque)
     pair = labels[mask].astype(np.int64) * u + pixel_colour[mask]
     if k * u <= 1 << 22:
