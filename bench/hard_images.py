@@ -22,7 +22,8 @@ Kinds (several images each, none copied from the public hard set):
 - stamp / scan: two-tone stamps with ink speckle and uneven light; an unevenly lit scan
   of a printed page; scikit-image's `text` photograph;
 - gradient-bg: flat logos with a dark outline on linear and radial gradient backgrounds;
-- photo: scikit-image's astronaut, coffee and rocket, saved as JPEG;
+- photo: scikit-image's astronaut, coffee, rocket, immunohistochemistry and
+  hubble_deep_field, saved as JPEG;
 - logo-jpeg: flat logos saved as low-quality JPEG (quality 35-55);
 - emoji-up: small (64 px) emoji-like art blown up 4x bicubic (blurry) on transparency.
 """
@@ -515,6 +516,31 @@ def build(out: Path = OUT) -> Path:
             jpeg_bytes(_skimage_photo(name), quality),
             source=("scikit-image (PyPI), skimage/data", f"{name} sample image"),
             licence="public domain / CC0 (scikit-image sample data, see skimage/data/README.txt)",
+        )
+    # Two photos vtracer's default traced closer than printjob (session 5): fine texture in
+    # two stains, and small galaxies on a black sky (its longest side reduced to 512 px).
+    for ident, name, licence in (
+        (
+            "sk-immunohistochemistry-jpeg90",
+            "immunohistochemistry",
+            "no known copyright restrictions (CMMI; scikit-image sample data)",
+        ),
+        (
+            "sk-hubble-deep-field-jpeg90",
+            "hubble_deep_field",
+            "public domain (NASA/HubbleSite; scikit-image sample data)",
+        ),
+    ):
+        photo = _skimage_photo(name)
+        photo.thumbnail((512, 512), Image.Resampling.LANCZOS)
+        b.add(
+            ident,
+            "photo",
+            "photo",
+            "jpeg",
+            jpeg_bytes(photo, 90),
+            source=("scikit-image (PyPI), skimage/data", f"{name} sample image"),
+            licence=licence,
         )
 
     b.drawn(

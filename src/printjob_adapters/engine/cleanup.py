@@ -352,6 +352,7 @@ def clean_speckles(
     keep: npt.NDArray[np.bool_] | None = None,
     tick: Callable[[], None] | None = None,
     comps: Components | None = None,
+    near: npt.NDArray[np.bool_] | None = None,
 ) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
@@ -363,7 +364,11 @@ def clean_speckles(
     (their list is made once and only shrinks) and O(n log n) for n components: merged
     components are joined to their neighbours (`_merge`) rather than the map relabelled.
     `comps` are the components of `labels` when the caller has them (labelled once for
-    `detail.detail_mask` and this step).
+    `detail.detail_mask` and this step). Given a photo's dense palette (`near`, from
+    `colour_count.near_equal`), a speckle of more than `SPECK_TINY` pixels only merges
+    into a neighbour within `SPECK_REACH` of its mean colour, as in `merge_specks`: a
+    catch light or a crease is the photo's own, and merging it is an error of the full
+    difference (flat art and stamps, without the table, are cleaned as before).
     """
     if comps is None:
         comps = label_components(labels)
@@ -413,6 +418,9 @@ def clean_speckles(
         rest = rest[~merge[rest] & (second[rest] >= 0)]
         res, t = segment_residual(m[rest], palette[target[rest]], palette[second[rest]], split)
         merge[rest] = (res < mix_tol) & (t > 0.05) & (t < 0.95)
+        if near is not None:
+            apart = ciede2000(srgb_to_lab(m), palette_lab[target])
+            merge &= (apart <= SPECK_REACH) | (size[cid] <= SPECK_TINY)
         if keep_every_colour:
             # An exact colour count was asked for: a colour never vanishes entirely; its
             # largest speckle stays.

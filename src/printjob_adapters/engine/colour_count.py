@@ -149,6 +149,7 @@ def grow_palette(
     cap: int = AUTO_MAX,
     tick: Callable[[], None] | None = None,
     growth: float = 1.0,
+    dense: bool = False,
 ) -> FloatArray:
     """Add colours to `seeds` (sRGB; the first `fixed` never move) until `faithful(errors)`
     holds for the CIEDE2000 error of every histogram bin, or `cap` colours. `tick`, a
@@ -157,8 +158,11 @@ def grow_palette(
     Each round adds `growth` times the count (doubling it by default): new colours go
     where the weighted error is largest (farthest-point seeding, so two new colours never
     land side by side), then a few
-    weighted Lloyd iterations in CIELAB move the free colours. Cost: O(log cap) rounds of
-    O(iterations * B log K) for B bins, plus O(K B) for the seeding.
+    weighted Lloyd iterations in CIELAB move the free colours. With `dense` (a photo) the
+    palette must also be dense (`near_equal`): a photo's smooth shading drawn in colours
+    visibly apart shows false contours however small the mean error. Cost: O(log cap)
+    rounds of O(iterations * B log K) for B bins, plus O(K B) for the seeding and O(K^2)
+    for the density test.
     """
     centres = srgb_to_lab(seeds) if len(seeds) else hist_lab[[int(np.argmax(weight))]]
     centres = np.array(centres, dtype=np.float64)
@@ -166,7 +170,9 @@ def grow_palette(
     while True:
         _, idx = PointSet(centres).query(hist_lab)
         error = ciede2000(hist_lab, centres[idx])
-        if faithful(error) or len(centres) >= cap:
+        if len(centres) >= cap:
+            break
+        if faithful(error) and (not dense or _dense_lab(centres)):
             break
         add = min(max(int(growth * len(centres)), 4), cap - len(centres))
         # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
@@ -338,18 +344,29 @@ def roughness(rgba: npt.NDArray[np.uint8], step: int = 4) -> float:
     return float(np.percentile(values, 75)) if len(values) else 0.0
 
 
+def _nearest_apart(lab: FloatArray) -> FloatArray:
+    """CIEDE2000 from each colour (CIELAB rows) to its nearest other colour, as a (K, K)
+    table with an infinite diagonal. Cost: O(K^2)."""
+    k = len(lab)
+    de = ciede2000(np.repeat(lab, k, axis=0), np.tile(lab, (k, 1))).reshape(k, k)
+    np.fill_diagonal(de, np.inf)
+    return de
+
+
+def _dense_lab(lab: FloatArray) -> bool:
+    """Whether a palette (CIELAB) is dense as `near_equal` decides. Cost: O(K^2)."""
+    return len(lab) >= 3 and float(np.median(_nearest_apart(lab).min(axis=1))) <= NEAR_EQUAL
+
+
 def near_equal(palette: FloatArray) -> npt.NDArray[np.bool_] | None:
     """Which pairs of colours are near-equal (`NEAR_EQUAL`), as a (K, K) table, when the
     palette is dense (a photo's grown palette: most colours have a near-equal neighbour);
     None for a palette of a few distinct colours (flat art, a stamp, a scan), whose every
     speck is noise or texture and whose edges are anti-aliasing between its colours.
     Cost: O(K^2) for K colours (K <= 256)."""
-    k = len(palette)
-    if k < 3:
+    if len(palette) < 3:
         return None
-    lab = srgb_to_lab(np.asarray(palette, dtype=np.float64))
-    de = ciede2000(np.repeat(lab, k, axis=0), np.tile(lab, (k, 1))).reshape(k, k)
-    np.fill_diagonal(de, np.inf)
+    de = _nearest_apart(srgb_to_lab(np.asarray(palette, dtype=np.float64)))
     if float(np.median(de.min(axis=1))) > NEAR_EQUAL:
         return None
     near: npt.NDArray[np.bool_] = de <= NEAR_EQUAL

@@ -692,7 +692,14 @@ def _photo_palette(
     weight = hist.flat + 0.25 * hist.edge
     photo = colour_count.photo_faithful(hist.flat + hist.edge)
     return colour_count.grow_palette(
-        hist.lab, weight, palette, 0, photo, tick=tick, growth=colour_count.PHOTO_GROWTH
+        hist.lab,
+        weight,
+        palette,
+        0,
+        photo,
+        tick=tick,
+        growth=colour_count.PHOTO_GROWTH,
+        dense=True,
     )
 
 
