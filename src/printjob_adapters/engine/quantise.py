@@ -960,7 +960,7 @@ def _unmix_edges(
         if table is not None:
             # Distances to every palette colour per distinct colour, looked up per
             # candidate; the column `none` holds infinity.
-            colour = _colour_index(colours, flat_rgb, p)
+            colour = colours.of_pixels(flat_rgb, p)
             cd = table.ravel()[cand + (colour * (k + 1))[:, None]]
         elif k <= TABLE_COLOURS:
             # The same per pixel: many distinct colours (photos).
@@ -996,14 +996,6 @@ def _unmix_edges(
         ringing = absent & (d1 <= RINGING_REACH * tol.mix)
         take = mixed | ringing
         flat_labels[p[act[take]]] = b1[take]
-
-
-def _colour_index(
-    colours: Colours, flat_rgb: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
-    """Index in `colours` of the (opaque) pixels `at`. O(len(at)), times log U when not
-    every pixel is opaque."""
-    return colours.of_pixels(flat_rgb, at)
 
 
 def _interior_bits(
@@ -1050,7 +1042,7 @@ def _nearest_may_differ(
     tie = np.zeros(len(at), dtype=bool)
     if table is not None:
         columns = np.ascontiguousarray(table[:, :k].T)
-        colour = _colour_index(colours, flat_rgb, at)
+        colour = colours.of_pixels(flat_rgb, at)
     else:
         col = flat_rgb[at, :3].astype(np.float32).T
     for j in range(k):
