@@ -1657,9 +1657,13 @@ def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE[:, None])
     q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND[:, None])
     num = np.einsum("kij,kij->ij", q, q1)
-    den = np.einsum("kij,kij->ij", q1, q1) + np.einsum("kij,kij->ij", q, q2)
-    safe = np.abs(den) > 1e-12
-    out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
+    den = np.einsum("kij,kij->ij", q1, q1)
+    den += np.einsum("kij,kij->ij", q, q2)
+    # A flat denominator takes no step (the point's share of the step is num / inf = 0).
+    num /= np.where(np.abs(den) > 1e-12, den, np.inf)
+    out = np.subtract(u, num, out=num)
+    np.maximum(out, 0.0, out=out)
+    np.minimum(out, 1.0, out=out)
     out[:, 0] = 0.0
     out[:, -1] = np.where(u[:, -1] >= 1.0, 1.0, out[:, -1])
     return np.maximum.accumulate(out, axis=1)
