@@ -1509,7 +1509,8 @@ def _attempt(
     col = np.arange(width)[None, :]
     frac = np.minimum(col, (used - 1)[:, None]) / np.maximum(used - 1, 1)[:, None]
     idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
-    data = pts.T[:, idx]
+    # `take` gathers several times faster than fancy indexing of the transposed view.
+    data = np.take(pts.T, idx, axis=1)
     p0 = data[:, :, 0]
     p3 = data[:, :, -1]
     rel = data - p0[:, :, None]
@@ -1519,14 +1520,17 @@ def _attempt(
     # Line test (padding repeats the end point: distance 0).
     length2 = chord[0] ** 2 + chord[1] ** 2
     along = rel * chord[:, :, None]
-    t = np.clip((along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None], 0, 1)
+    t = (along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None]
+    np.maximum(t, 0.0, out=t)
+    np.minimum(t, 1.0, out=t)
     off_line = rel - t * chord[:, :, None]
     off_line *= off_line
     d2 = off_line[0] + off_line[1]
     line = (span <= 1) | (
         (np.maximum.reduce(d2, axis=1) <= tol2) & (np.add.reduce(d2, axis=1) <= rms2 * used)
     )
-    seg = np.repeat(p3.T[:, None], 3, axis=1)
+    seg = np.empty((len(span), 3, 2))
+    seg[:] = p3.T[:, None]
     ok = line.copy()
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
