@@ -1556,8 +1556,8 @@ def _attempt(
         if not retry.any():
             break
         r = np.nonzero(retry)[0]
-        u2 = _newton(err[:, r], bez[:, :, r], u[r])
-        b2, m2, s2, e2 = _cubic(sub[:, r], u2, fixed[:, r])
+        u2 = _newton(np.take(err, r, axis=1), np.take(bez, r, axis=2), u[r])
+        b2, m2, s2, e2 = _cubic(np.take(sub, r, axis=1), u2, np.take(fixed, r, axis=1))
         u[r], bez[:, :, r], emax2[r], ems2[r], err[:, r] = u2, b2, m2, s2, e2
         good = (emax2 <= tol2) & (ems2 <= rms2)
         near = emax2 < NEWTON_LATE_RANGE**2 * tol2
@@ -1604,25 +1604,29 @@ def _cubic(
     solved as one (2, rows) array: the cost of a call is mostly its NumPy calls (about
     30), not its points."""
     v = 1.0 - u
-    basis = np.empty((3, *u.shape))
+    # One block: the points less the chord's share (x, y), then the three weights.
+    work = np.empty((5, *u.shape))
+    basis = work[2:]
     uv3 = 3.0 * u * v
     np.multiply(uv3, v, out=basis[0])
     np.multiply(uv3, u, out=basis[1])
     np.multiply(u * u, u, out=basis[2])
     chord = fixed[_CHORD : _CHORD + 2]
     tangents = fixed[_T1 : _T2 + 2].reshape(2, 2, -1)  # (tangent, coordinate, row)
-    tmp = rel - (basis[1] + basis[2]) * chord[:, :, None]
-    gram = np.einsum("kij,lij->kli", basis[:2], basis[:2])
-    # Sums of each weight times each coordinate: (weight, coordinate, row), then along
-    # each weight's own tangent.
-    rhs = np.einsum("lij,kij->lki", basis[:2], tmp)
+    np.multiply(basis[1] + basis[2], chord[:, :, None], out=work[:2])
+    np.subtract(rel, work[:2], out=work[:2])
+    # Sums of the first two weights times each row of the block, in one call: the
+    # right-hand sides (weight, coordinate, row), then the normal equations.
+    sums = np.einsum("kij,lij->kli", basis[:2], work[:4])
+    rhs, gram = sums[:, :2], sums[:, 2:]
+    # The right-hand sides along each weight's own tangent.
     r = np.einsum("lki,lki->li", rhs, tangents)
     c01 = gram[0, 1] * fixed[_DOT]
     det = gram[0, 0] * gram[1, 1] - c01 * c01
     # A singular system gives NaN lengths, which the sanity test below replaces.
     sdet = np.where(np.abs(det) > 1e-12, det, np.nan)
     # (r0 c11 - r1 c01, r1 c00 - r0 c01) / det, both rows at once.
-    lengths = r * gram[_SWAP, _SWAP]
+    lengths = r * gram.diagonal().T[::-1]
     lengths -= r[::-1] * c01
     lengths /= sdet
     sane = (lengths > fixed[_EPS]) & (lengths < fixed[_LIMIT])
@@ -1637,11 +1641,6 @@ def _cubic(
     return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / fixed[_USED], err
 
 
-#: The normal equations' diagonal read backwards (c11, c00), for solving both tangent
-#: lengths at once.
-_SWAP = np.array([1, 0])
-
-
 def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One Newton step per point towards the curve parameter closest to it (`err` (2,
     rows, points) the curve at `u` minus each point, as `_cubic` leaves it; `bez` (2,
@@ -1649,14 +1648,16 @@ def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     taken in power form, B(u) = u (a + b u + c u^2): two `einsum`s over the powers of
     u."""
     p1, p2, p3 = bez[:, 0], bez[:, 1], bez[:, 2]
-    a = 3.0 * p1
-    b = 3.0 * p2 - 6.0 * p1
-    c = p3 - 3.0 * p2 + a
+    coef = np.empty_like(bez)  # (2, 3, rows): a, b, c
+    a = np.multiply(p1, 3.0, out=coef[:, 0])
+    b = np.multiply(p2, 3.0, out=coef[:, 1])
+    b -= 6.0 * p1
+    c = np.subtract(p3, 3.0 * p2, out=coef[:, 2])
+    c += a
     powers = np.empty((3, *u.shape))
     powers[0] = 1.0
     powers[1] = u
     np.multiply(u, u, out=powers[2])
-    coef = np.stack([a, b, c], axis=1)  # (2, 3, rows)
     q = err
     q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE[:, None])
     q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND[:, None])
