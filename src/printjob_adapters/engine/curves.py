@@ -608,23 +608,26 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
         return np.where(loop, first + cyclic % mm, extended)
 
     back = at(np.maximum(i - k, 0), i - 1 - k)
-    near_back = at(i, i - 1)
-    near_fwd = at(i + 1, i)
     fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
-    d1 = table[near_back] - table[back]
-    d2 = table[fwd] - table[near_fwd]
+    # The points either side of a gap are never junctions: the point before it (the
+    # edge's last for a closed edge's gap 0) and the point after it, the gap's own row.
+    d1 = table[prev[gaps]] - table[back]
+    d2 = table[fwd] - table[gaps]
     cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
     dot = d1[:, 0] * d2[:, 0] + d1[:, 1] * d2[:, 1]
     angle = np.arctan2(np.abs(cross), dot)
     # Neighbouring gaps of the same edge (cyclic on a closed edge, none past an open
     # edge's ends).
-    offsets, _, _ = groups(np.bincount(e, minlength=len(m)))
-    lo, hi = offsets[:-1][e], offsets[1:][e] - 1
-    idx = np.arange(len(gaps))
-    before = np.where(idx == lo, np.where(loop, angle[hi], -1.0), angle[np.maximum(idx - 1, 0)])
-    after = np.where(
-        idx == hi, np.where(loop, angle[lo], -1.0), angle[np.minimum(idx + 1, len(idx) - 1)]
-    )
+    # The angles shifted by one, then fixed at every edge's first and last gap (O(edges)).
+    heads = np.nonzero(np.concatenate([[True], e[1:] != e[:-1]]))[0]
+    tails = np.concatenate([heads[1:], [len(gaps)]]) - 1
+    looped = loop[heads]
+    before = np.empty_like(angle)
+    before[1:] = angle[:-1]
+    before[heads] = np.where(looped, angle[tails], -1.0)
+    after = np.empty_like(angle)
+    after[:-1] = angle[1:]
+    after[tails] = np.where(looped, angle[heads], -1.0)
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
     (tick or _no_tick)()
     kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand], tick)
