@@ -608,23 +608,26 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
         return np.where(loop, first + cyclic % mm, extended)
 
     back = at(np.maximum(i - k, 0), i - 1 - k)
-    near_back = at(i, i - 1)
-    near_fwd = at(i + 1, i)
     fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
-    d1 = table[near_back] - table[back]
-    d2 = table[fwd] - table[near_fwd]
+    # The points either side of a gap are never junctions: the point before it (the
+    # edge's last for a closed edge's gap 0) and the point after it, the gap's own row.
+    d1 = table[prev[gaps]] - table[back]
+    d2 = table[fwd] - table[gaps]
     cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
     dot = d1[:, 0] * d2[:, 0] + d1[:, 1] * d2[:, 1]
     angle = np.arctan2(np.abs(cross), dot)
     # Neighbouring gaps of the same edge (cyclic on a closed edge, none past an open
     # edge's ends).
-    offsets, _, _ = groups(np.bincount(e, minlength=len(m)))
-    lo, hi = offsets[:-1][e], offsets[1:][e] - 1
-    idx = np.arange(len(gaps))
-    before = np.where(idx == lo, np.where(loop, angle[hi], -1.0), angle[np.maximum(idx - 1, 0)])
-    after = np.where(
-        idx == hi, np.where(loop, angle[lo], -1.0), angle[np.minimum(idx + 1, len(idx) - 1)]
-    )
+    # The angles shifted by one, then fixed at every edge's first and last gap (O(edges)).
+    heads = np.nonzero(np.concatenate([[True], e[1:] != e[:-1]]))[0]
+    tails = np.concatenate([heads[1:], [len(gaps)]]) - 1
+    looped = loop[heads]
+    before = np.empty_like(angle)
+    before[1:] = angle[:-1]
+    before[heads] = np.where(looped, angle[tails], -1.0)
+    after = np.empty_like(angle)
+    after[:-1] = angle[1:]
+    after[tails] = np.where(looped, angle[heads], -1.0)
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
     (tick or _no_tick)()
     kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand], tick)
@@ -1509,7 +1512,8 @@ def _attempt(
     col = np.arange(width)[None, :]
     frac = np.minimum(col, (used - 1)[:, None]) / np.maximum(used - 1, 1)[:, None]
     idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
-    data = pts.T[:, idx]
+    # `take` gathers several times faster than fancy indexing of the transposed view.
+    data = np.take(pts.T, idx, axis=1)
     p0 = data[:, :, 0]
     p3 = data[:, :, -1]
     rel = data - p0[:, :, None]
@@ -1519,28 +1523,33 @@ def _attempt(
     # Line test (padding repeats the end point: distance 0).
     length2 = chord[0] ** 2 + chord[1] ** 2
     along = rel * chord[:, :, None]
-    t = np.clip((along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None], 0, 1)
+    t = (along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None]
+    np.maximum(t, 0.0, out=t)
+    np.minimum(t, 1.0, out=t)
     off_line = rel - t * chord[:, :, None]
     off_line *= off_line
     d2 = off_line[0] + off_line[1]
     line = (span <= 1) | (
         (np.maximum.reduce(d2, axis=1) <= tol2) & (np.add.reduce(d2, axis=1) <= rms2 * used)
     )
-    seg = np.repeat(p3.T[:, None], 3, axis=1)
+    seg = np.empty((len(span), 3, 2))
+    seg[:] = p3.T[:, None]
     ok = line.copy()
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
         return ok, seg, line
-    t2 = _tangent_back(pts, off[todo], last[todo], cand[todo], t_end[todo]).T
-    t1 = t_in[todo].T
     sub = rel[:, todo]
     diff = sub[:, :, 1:] - sub[:, :, :-1]
     u = np.zeros((len(todo), width))
     np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
     u /= np.maximum(u[:, -1:], 1e-12)
-    ch = chord[:, todo]
-    cnt = used[todo]
-    bez, emax2, ems2 = _cubic(sub, u, t1, t2, ch, cnt)
+    fixed = _fixed(
+        t_in[todo].T,
+        _tangent_back(pts, off[todo], last[todo], cand[todo], t_end[todo]).T,
+        chord[:, todo],
+        used[todo],
+    )
+    bez, emax2, ems2, err = _cubic(sub, u, fixed)
     tol2, rms2 = tol2[todo], rms2[todo]
     good = (emax2 <= tol2) & (ems2 <= rms2)
     near = emax2 < NEWTON_RANGE**2 * tol2
@@ -1550,9 +1559,9 @@ def _attempt(
         if not retry.any():
             break
         r = np.nonzero(retry)[0]
-        u2 = _newton(sub[:, r], bez[:, :, r], u[r])
-        b2, m2, s2 = _cubic(sub[:, r], u2, t1[:, r], t2[:, r], ch[:, r], cnt[r])
-        u[r], bez[:, :, r], emax2[r], ems2[r] = u2, b2, m2, s2
+        u2 = _newton(np.take(err, r, axis=1), np.take(bez, r, axis=2), u[r])
+        b2, m2, s2, e2 = _cubic(np.take(sub, r, axis=1), u2, np.take(fixed, r, axis=1))
+        u[r], bez[:, :, r], emax2[r], ems2[r], err[:, r] = u2, b2, m2, s2, e2
         good = (emax2 <= tol2) & (ems2 <= rms2)
         near = emax2 < NEWTON_LATE_RANGE**2 * tol2
     ok[todo] = good
@@ -1560,83 +1569,109 @@ def _attempt(
     return ok, seg, line
 
 
+#: Rows of `_fixed`'s table: the two tangents (x, y each), the chord, the points used,
+#: the tangents' dot product, a third of the chord's length, and the least and most
+#: tangent length `_cubic` accepts.
+_T1, _T2, _CHORD, _USED, _DOT, _THIRD, _EPS, _LIMIT, _FIXED_ROWS = 0, 2, 4, 6, 7, 8, 9, 10, 11
+
+
+def _fixed(t1: Floats, t2: Floats, chord: Floats, used: Ints) -> Floats:
+    """What `_cubic` needs of each row that the Newton steps do not change, as one
+    (`_FIXED_ROWS`, rows) table, so that a step takes its rows with one indexing call.
+    Tangents and chords (2, rows); O(rows)."""
+    fixed = np.empty((_FIXED_ROWS, len(used)))
+    fixed[_T1 : _T1 + 2] = t1
+    fixed[_T2 : _T2 + 2] = t2
+    fixed[_CHORD : _CHORD + 2] = chord
+    fixed[_USED] = used
+    fixed[_DOT] = t1[0] * t2[0] + t1[1] * t2[1]
+    seg_len = np.hypot(chord[0], chord[1])
+    fixed[_THIRD] = seg_len / 3
+    fixed[_EPS] = 1e-6 * np.maximum(seg_len, 1e-6)
+    fixed[_LIMIT] = 2 * seg_len
+    return fixed
+
+
 def _cubic(
-    rel: np.ndarray,
-    u: np.ndarray,
-    t1: np.ndarray,
-    t2: np.ndarray,
-    chord: np.ndarray,
-    used: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rel: np.ndarray, u: np.ndarray, fixed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Least-squares tangent lengths per row (points `rel` (2, rows, points) relative
-    to the start, parameters `u`; tangents and chords (2, rows)), the cubic's control
-    points and end (relative, (2, 3, rows)), and its largest and mean squared error.
+    to the start, parameters `u`; tangents, chords and the rest in `fixed`, see
+    `_fixed`), the cubic's control points and end (relative, (2, 3, rows)), its largest
+    and mean squared error, and the curve at every parameter minus its point (2, rows,
+    points: the next Newton step's start).
 
     The Bernstein weights are one (3, rows, points) array, so each sum over the points
     (the 2x2 normal equations, their right-hand sides, the curve at every parameter)
-    is one `einsum` over all rows and both coordinates: the cost of a call is mostly
-    its NumPy calls (about 30), not its points."""
+    is one `einsum` over all rows and both coordinates, and both tangent lengths are
+    solved as one (2, rows) array: the cost of a call is mostly its NumPy calls (about
+    30), not its points."""
     v = 1.0 - u
-    basis = np.empty((3, *u.shape))
+    # One block: the points less the chord's share (x, y), then the three weights.
+    work = np.empty((5, *u.shape))
+    basis = work[2:]
     uv3 = 3.0 * u * v
     np.multiply(uv3, v, out=basis[0])
     np.multiply(uv3, u, out=basis[1])
     np.multiply(u * u, u, out=basis[2])
-    tmp = rel - (basis[1] + basis[2]) * chord[:, :, None]
-    gram = np.einsum("kij,lij->kli", basis[:2], basis[:2])
-    c00, c11 = gram[0, 0], gram[1, 1]
-    c01 = gram[0, 1] * (t1[0] * t2[0] + t1[1] * t2[1])
-    # Sums of each weight times each coordinate: (weight, coordinate, row).
-    rhs = np.einsum("lij,kij->lki", basis[:2], tmp)
-    r0 = rhs[0, 0] * t1[0] + rhs[0, 1] * t1[1]
-    r1 = rhs[1, 0] * t2[0] + rhs[1, 1] * t2[1]
-    det = c00 * c11 - c01 * c01
-    seg_len = np.hypot(chord[0], chord[1])
-    safe = np.abs(det) > 1e-12
-    sdet = np.where(safe, det, 1.0)
-    third = seg_len / 3
-    a1 = np.where(safe, (r0 * c11 - r1 * c01) / sdet, third)
-    a2 = np.where(safe, (c00 * r1 - c01 * r0) / sdet, third)
-    eps = 1e-6 * np.maximum(seg_len, 1e-6)
-    limit = 2 * seg_len
-    sane = (a1 > eps) & (a2 > eps) & (a1 < limit) & (a2 < limit)
-    a1 = np.where(sane, a1, third)
-    a2 = np.where(sane, a2, third)
-    bez = np.empty((2, 3, len(used)))
-    np.multiply(a1, t1, out=bez[:, 0])
-    np.multiply(a2, t2, out=bez[:, 1])
+    chord = fixed[_CHORD : _CHORD + 2]
+    tangents = fixed[_T1 : _T2 + 2].reshape(2, 2, -1)  # (tangent, coordinate, row)
+    np.multiply(basis[1] + basis[2], chord[:, :, None], out=work[:2])
+    np.subtract(rel, work[:2], out=work[:2])
+    # Sums of the first two weights times each row of the block, in one call: the
+    # right-hand sides (weight, coordinate, row), then the normal equations.
+    sums = np.einsum("kij,lij->kli", basis[:2], work[:4])
+    rhs, gram = sums[:, :2], sums[:, 2:]
+    # The right-hand sides along each weight's own tangent.
+    r = np.einsum("lki,lki->li", rhs, tangents)
+    c01 = gram[0, 1] * fixed[_DOT]
+    det = gram[0, 0] * gram[1, 1] - c01 * c01
+    # A singular system gives NaN lengths, which the sanity test below replaces.
+    sdet = np.where(np.abs(det) > 1e-12, det, np.nan)
+    # (r0 c11 - r1 c01, r1 c00 - r0 c01) / det, both rows at once.
+    lengths = r * gram.diagonal().T[::-1]
+    lengths -= r[::-1] * c01
+    lengths /= sdet
+    sane = (lengths > fixed[_EPS]) & (lengths < fixed[_LIMIT])
+    lengths = np.where(sane[0] & sane[1], lengths, fixed[_THIRD])
+    bez = np.empty((2, 3, len(u)))
+    np.multiply(lengths, tangents.transpose(1, 0, 2), out=bez[:, :2])
     bez[:, 1] += chord
     bez[:, 2] = chord
     err = np.einsum("lij,kli->kij", basis, bez)
     err -= rel
     e2 = np.einsum("kij,kij->ij", err, err)
-    return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / used
+    return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / fixed[_USED], err
 
 
-def _newton(rel: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """One Newton step per point towards the curve parameter closest to it (points
-    `rel` (2, rows, points) relative to the start; `bez` (2, 3, rows) the relative
-    control points and end). The cubic is taken in power form, B(u) = u (a + b u +
-    c u^2), so the curve and its two derivatives at every point are three `einsum`s
-    over the powers of u."""
+def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """One Newton step per point towards the curve parameter closest to it (`err` (2,
+    rows, points) the curve at `u` minus each point, as `_cubic` leaves it; `bez` (2,
+    3, rows) the relative control points and end). The cubic's two derivatives are
+    taken in power form, B(u) = u (a + b u + c u^2): two `einsum`s over the powers of
+    u."""
     p1, p2, p3 = bez[:, 0], bez[:, 1], bez[:, 2]
-    a = 3.0 * p1
-    b = 3.0 * p2 - 6.0 * p1
-    c = p3 - 3.0 * p2 + a
+    coef = np.empty_like(bez)  # (2, 3, rows): a, b, c
+    a = np.multiply(p1, 3.0, out=coef[:, 0])
+    b = np.multiply(p2, 3.0, out=coef[:, 1])
+    b -= 6.0 * p1
+    c = np.subtract(p3, 3.0 * p2, out=coef[:, 2])
+    c += a
     powers = np.empty((3, *u.shape))
     powers[0] = 1.0
     powers[1] = u
     np.multiply(u, u, out=powers[2])
-    coef = np.stack([a, b, c], axis=1)  # (2, 3, rows)
-    q = np.einsum("pij,kpi->kij", powers, coef)
-    q *= u
-    q -= rel
+    q = err
     q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE[:, None])
     q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND[:, None])
     num = np.einsum("kij,kij->ij", q, q1)
-    den = np.einsum("kij,kij->ij", q1, q1) + np.einsum("kij,kij->ij", q, q2)
-    safe = np.abs(den) > 1e-12
-    out = np.clip(u - np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)
+    den = np.einsum("kij,kij->ij", q1, q1)
+    den += np.einsum("kij,kij->ij", q, q2)
+    # A flat denominator takes no step (the point's share of the step is num / inf = 0).
+    num /= np.where(np.abs(den) > 1e-12, den, np.inf)
+    out = np.subtract(u, num, out=num)
+    np.maximum(out, 0.0, out=out)
+    np.minimum(out, 1.0, out=out)
     out[:, 0] = 0.0
     out[:, -1] = np.where(u[:, -1] >= 1.0, 1.0, out[:, -1])
     return np.maximum.accumulate(out, axis=1)
