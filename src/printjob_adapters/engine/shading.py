@@ -54,7 +54,7 @@ BoolArray = npt.NDArray[np.bool_]
 REACH = 1.0
 #: CIELAB grid on which the smoothed colours are counted once each for `cover`: a fraction
 #: of `REACH`, and a few thousand distinct colours for a full-page gradient.
-GRID = float(__import__("os").environ.get("GRID", "0.5"))
+GRID = 0.5
 #: Most pixels that place band colours (`cover`, `_slope`); larger images place them from a
 #: grid of pixels (a 512-px image from every second pixel of every second row).
 PLACING = 65_536
@@ -64,6 +64,12 @@ MAX_COLOURS = colour_count.SHADED_MAX
 #: rounding of a ramp moves it by under half a level, a radial ramp's bend by under one;
 #: an edge or its anti-aliasing by tens.
 LINEAR = 1.0
+#: Most levels by which smoothing may move a pixel labelled from the smoothed image: a
+#: bend of the gradient (the centre of a radial one, 2.7 levels at 1.3 CIEDE2000 per pixel;
+#: the foot of a ramp on a flat area) is part of it, and an edge pixel of its own colour
+#: left there steps by up to 10. The artwork's edges, dots and lines move by more (a dot or
+#: line of 5 levels' contrast, barely visible, by about 3).
+BENT = 3.0
 #: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
 #: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
 #: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
@@ -105,17 +111,21 @@ def band_labels(
     from a band colour takes the colour nearest to its own. Left-out pixels (-1) stay.
     Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
     opaque = labels >= 0
-    if fixed >= len(palette) or not opaque.any():
+    if fixed > len(palette) or fixed >= MAX_COLOURS or not opaque.any():
         return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
     raw = rgb[..., :3].astype(np.float32)
-    smooth, linear = _smoothed(raw, opaque)
+    smooth, moved = _smoothed(raw, opaque)
+    linear = moved <= LINEAR
+    # Labelled from the smoothed image: the linear pixels and the bends of the gradient
+    # (a radial gradient's centre, a ramp's foot), which smoothing moves a little more.
+    follows = moved <= BENT
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
-    key = _keys(smooth[linear])
+    key = _keys(smooth[follows])
     distinct, which = np.unique(key, return_inverse=True)
     lab = srgb_to_lab(_from_keys(distinct))
     index = np.full(labels.shape, -1, dtype=np.int64)
-    index[linear] = which.ravel()
+    index[follows] = which.ravel()
     flat_lab = srgb_to_lab(palette[:fixed])
     # Placed by the inside of linear areas (not by tints that ring along the artwork), on
     # a grid of pixels `stride` apart at most `PLACING` of them.
@@ -129,12 +139,12 @@ def band_labels(
     centres = np.vstack([flat_lab, cover(lab[index[placing]], reach, flat_lab, given)])
     _, nearest = PointSet(centres).query(lab)
     out = labels.copy()
-    out[linear] = nearest[index[linear]]
+    out[follows] = nearest[index[follows]]
     # Elsewhere a band colour (an edge pixel unmixed to the gradient) becomes the nearest
     # new colour, so the unmixing's choice stands.
     _, renamed = PointSet(centres).query(srgb_to_lab(palette))
     renamed[:fixed] = np.arange(fixed)
-    rest = opaque & ~linear
+    rest = opaque & ~follows
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
     return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth))
@@ -165,17 +175,18 @@ def _inside(mask: BoolArray) -> BoolArray:
     return out
 
 
-def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, BoolArray]:
+def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, Float32Array]:
     """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), and
-    where it is locally linear: smoothing moves no channel by more than `LINEAR` levels
-    (a symmetric kernel keeps a ramp's value; an edge it blurs). Cost: O(N)."""
+    by how many levels smoothing moves each pixel's furthest channel (infinite where it is
+    transparent): a symmetric kernel keeps a ramp's value (`LINEAR`), moves a bend of it a
+    little (`BENT`) and an edge by tens. Cost: O(N)."""
     weight = opaque.astype(np.float32)
     spread = _blur(weight)
     smooth = _blur(raw * weight[..., None])
     np.divide(smooth, spread[..., None], out=smooth, where=spread[..., None] > 0)
-    moved = np.abs(smooth - raw).max(axis=-1)
-    linear: BoolArray = opaque & (spread > 0) & (moved <= LINEAR)
-    return smooth, linear
+    moved: Float32Array = np.abs(smooth - raw).max(axis=-1)
+    moved[~opaque | (spread <= 0)] = np.inf
+    return smooth, moved
 
 
 def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> FloatArray:
