@@ -113,19 +113,20 @@ def band_labels(
     opaque = labels >= 0
     if fixed > len(palette) or fixed >= MAX_COLOURS or not opaque.any():
         return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
-    raw = rgb[..., :3].astype(np.float32)
-    smooth, moved = _smoothed(raw, opaque)
+    smooth, moved = _smoothed(rgb, opaque)
     linear = moved <= LINEAR
     # Labelled from the smoothed image: the linear pixels and the bends of the gradient
     # (a radial gradient's centre, a ramp's foot), which smoothing moves a little more.
     follows = moved <= BENT
+    del moved
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
-    key = _keys(smooth[follows])
-    distinct, which = np.unique(key, return_inverse=True)
+    key = _keys(smooth)[follows]
+    distinct = _distinct(key)
     lab = srgb_to_lab(_from_keys(distinct))
-    index = np.full(labels.shape, -1, dtype=np.int64)
-    index[follows] = which.ravel()
+    index = np.full(labels.shape, -1, dtype=np.int32)
+    index[follows] = np.searchsorted(distinct, key)
+    del key
     flat_lab = srgb_to_lab(palette[:fixed])
     # Placed by the inside of linear areas (not by tints that ring along the artwork), on
     # a grid of pixels `stride` apart at most `PLACING` of them.
@@ -151,16 +152,18 @@ def band_labels(
 
 
 def _steep(smooth: Float32Array) -> BoolArray:
-    """Where the smoothed image changes by at least `STEEP_LEVELS` in a channel from a
-    pixel to the next (right or down, either side). Cost: O(N)."""
-    change = np.zeros(smooth.shape[:2], dtype=np.float32)
-    across = np.abs(np.diff(smooth, axis=1)).max(axis=-1)
-    down = np.abs(np.diff(smooth, axis=0)).max(axis=-1)
-    np.maximum(change[:, 1:], across, out=change[:, 1:])
-    np.maximum(change[:, :-1], across, out=change[:, :-1])
-    np.maximum(change[1:], down, out=change[1:])
-    np.maximum(change[:-1], down, out=change[:-1])
-    steep: BoolArray = change >= STEEP_LEVELS
+    """Where the smoothed image (channel planes, `_smoothed`) changes by at least
+    `STEEP_LEVELS` in a channel from a pixel to the next (right or down, either side).
+    Cost: O(N), one plane at a time."""
+    steep = np.zeros(smooth.shape[1:], dtype=bool)
+    for plane in smooth:
+        for axis in (0, 1):
+            change = np.abs(np.diff(plane, axis=axis)) >= STEEP_LEVELS
+            ahead = [slice(None), slice(None)]
+            behind = [slice(None), slice(None)]
+            ahead[axis], behind[axis] = slice(1, None), slice(None, -1)
+            steep[tuple(ahead)] |= change
+            steep[tuple(behind)] |= change
     return steep
 
 
@@ -175,21 +178,30 @@ def _inside(mask: BoolArray) -> BoolArray:
     return out
 
 
-def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, Float32Array]:
-    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), and
-    by how many levels smoothing moves each pixel's furthest channel (infinite where it is
-    transparent): a symmetric kernel keeps a ramp's value (`LINEAR`), moves a bend of it a
-    little (`BENT`) and an edge by tens. Cost: O(N)."""
+def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Array, Float32Array]:
+    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), as
+    three channel planes (3, H, W), and by how many levels smoothing moves each pixel's
+    furthest channel (infinite where it is transparent): a symmetric kernel keeps a ramp's
+    value (`LINEAR`), moves a bend of it a little (`BENT`) and an edge by tens.
+    Cost: O(N), one float32 plane at a time (a 3 MP image: 12 MB a plane)."""
+    everything = bool(opaque.all())
     weight = opaque.astype(np.float32)
     spread = _blur(weight)
-    smooth = _blur(raw * weight[..., None])
-    np.divide(smooth, spread[..., None], out=smooth, where=spread[..., None] > 0)
-    moved: Float32Array = np.abs(smooth - raw).max(axis=-1)
-    moved[~opaque | (spread <= 0)] = np.inf
+    smooth = np.empty((3, *opaque.shape), dtype=np.float32)
+    moved = np.zeros(opaque.shape, dtype=np.float32)
+    counted = spread > 0
+    for channel in range(3):
+        raw = rgb[..., channel].astype(np.float32)
+        plane = _blur(raw if everything else raw * weight)
+        np.divide(plane, spread, out=plane, where=counted)
+        smooth[channel] = plane
+        np.subtract(plane, raw, out=raw)
+        np.maximum(moved, np.abs(raw, out=raw), out=moved)
+    moved[~opaque | ~counted] = np.inf
     return smooth, moved
 
 
-def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> FloatArray:
+def _slope(lab: FloatArray, index: npt.NDArray[np.int32], where: BoolArray) -> FloatArray:
     """CIEDE2000 per pixel at each pixel of `where` (whose 4-neighbours right and down are
     linear: `_inside`), across its level line: the root of the squares of its steps to the
     next pixel right and down. `lab[index]` is the smoothed image in CIELAB.
@@ -202,16 +214,31 @@ def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> F
     return slope
 
 
-def _keys(colours: Float32Array) -> npt.NDArray[np.int64]:
-    """sRGB colours (N, 3) as one integer each, at a quarter of a level (finer than the
-    smoothing's own rounding). Cost: O(N)."""
-    half = np.rint(colours * 4.0).astype(np.int64)
-    key: npt.NDArray[np.int64] = (half[:, 0] << 20) | (half[:, 1] << 10) | half[:, 2]
+def _keys(smooth: Float32Array) -> npt.NDArray[np.int32]:
+    """The smoothed colours (channel planes, `_smoothed`) as one integer a pixel, at a
+    quarter of a level (finer than the smoothing's own rounding). Cost: O(N)."""
+    key = np.zeros(smooth.shape[1:], dtype=np.int32)
+    scaled = np.empty(smooth.shape[1:], dtype=np.float32)
+    for shift, plane in zip((20, 10, 0), smooth, strict=True):
+        np.multiply(plane, 4.0, out=scaled)
+        np.rint(scaled, out=scaled)
+        key |= scaled.astype(np.int32) << shift
     return key
 
 
-def _from_keys(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+def _distinct(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """The distinct values of `keys`, sorted: one sort (a hash of a two-axis gradient's
+    half a million distinct colours costs three times as much). Cost: O(N log N)."""
+    ordered = np.sort(keys)
+    first = np.ones(len(ordered), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    distinct: npt.NDArray[np.int32] = ordered[first]
+    return distinct
+
+
+def _from_keys(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
     """The sRGB colours (K, 3) of `_keys`. Cost: O(K)."""
+    keys = keys.astype(np.int64)
     half = np.stack([keys >> 20, (keys >> 10) & 1023, keys & 1023], axis=1)
     colours: npt.NDArray[np.float64] = half.astype(np.float64) / 4.0
     return colours
