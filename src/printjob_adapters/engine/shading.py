@@ -186,7 +186,16 @@ def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Arr
     Cost: O(N), one float32 plane at a time (a 3 MP image: 12 MB a plane)."""
     everything = bool(opaque.all())
     weight = opaque.astype(np.float32)
-    spread = _blur(weight)
+    if everything:
+        # The kernel's taps are binary fractions: the blur of ones is exactly the product
+        # of its row and column profiles (1 inside, less within two pixels of a side).
+        rows = np.ones((opaque.shape[0], 1), dtype=np.float32)
+        columns = np.ones((1, opaque.shape[1]), dtype=np.float32)
+        spread = _blur_axis(rows, 0, np.empty_like(rows)) * _blur_axis(
+            columns, 1, np.empty_like(columns)
+        )
+    else:
+        spread = _blur(weight)
     smooth = np.empty((3, *opaque.shape), dtype=np.float32)
     moved = np.zeros(opaque.shape, dtype=np.float32)
     counted = spread > 0
@@ -268,28 +277,37 @@ def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> F
     if not len(given):
         dist[int(np.argmax(counts))] = np.inf  # the commonest colour first
     picks: list[FloatArray] = []
-    while len(picks) < most and len(points):
-        pick = int(np.argmax(dist / cell_reach))
-        if dist[pick] <= cell_reach[pick]:
-            break
+    # Only cells not yet within reach can be picked: the others leave the search, so each
+    # pick measures fewer cells than the last.
+    open_cells = np.flatnonzero(dist > cell_reach)
+    while len(picks) < most and len(open_cells):
+        pick = int(open_cells[np.argmax(dist[open_cells] / cell_reach[open_cells])])
         picks.append(points[pick])
-        np.minimum(dist, ciede2000(points, np.broadcast_to(points[pick], points.shape)), out=dist)
+        there = points[open_cells]
+        near = np.minimum(
+            dist[open_cells], ciede2000(there, np.broadcast_to(points[pick], there.shape))
+        )
+        dist[open_cells] = near
+        open_cells = open_cells[near > cell_reach[open_cells]]
     return np.array(picks).reshape(-1, 3)
 
 
 def _blur(plane: Float32Array) -> Float32Array:
-    """`plane` ((H, W) or (H, W, C)) convolved with `KERNEL` along both image axes, zero
-    outside. Cost: O(N)."""
-    return _blur_axis(_blur_axis(plane, 0), 1)
+    """`plane` (H, W) convolved with `KERNEL` along both image axes, zero outside.
+    Cost: O(N), with one scratch plane."""
+    scratch = np.empty(plane.shape, dtype=np.float32)
+    return _blur_axis(_blur_axis(plane, 0, scratch), 1, scratch)
 
 
-def _blur_axis(plane: Float32Array, axis: int) -> Float32Array:
+def _blur_axis(plane: Float32Array, axis: int, scratch: Float32Array) -> Float32Array:
     out: Float32Array = plane * KERNEL[len(KERNEL) // 2]
     for shift in range(1, len(KERNEL) // 2 + 1):
         tap = KERNEL[len(KERNEL) // 2 + shift]
         ahead = [slice(None)] * plane.ndim
         behind = [slice(None)] * plane.ndim
         ahead[axis], behind[axis] = slice(shift, None), slice(None, -shift)
-        out[tuple(ahead)] += tap * plane[tuple(behind)]
-        out[tuple(behind)] += tap * plane[tuple(ahead)]
+        for there, here in ((tuple(ahead), tuple(behind)), (tuple(behind), tuple(ahead))):
+            product = scratch[there]
+            np.multiply(plane[here], tap, out=product)
+            out[there] += product
     return out
