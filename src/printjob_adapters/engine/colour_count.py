@@ -17,9 +17,11 @@ art, but three other kinds of content need something else:
   the pixels is at most `PHOTO_FIDELITY`, up to `AUTO_MAX` (256).
 
 Which kind an image is follows from `off_palette_share`: flat pixels visibly off every
-flat colour are shading, texture or photo content; flat art has none. Every step works on
-the colour histogram (`quantise.Histogram`, at most 2^18 bins, a few thousand for most
-images), never pixel by pixel.
+flat colour are shading, texture or photo content; flat art has none. A gradient so steep
+that it has hardly a flat pixel is found by its straight ramps instead (`ramp_share`, on
+a sample of rows and columns). Every other step works on the colour histogram
+(`quantise.Histogram`, at most 2^18 bins, a few thousand for most images), never pixel by
+pixel.
 """
 
 from __future__ import annotations

@@ -20,11 +20,16 @@ Here the bands are made again (`band_labels`), in four named stages:
    (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
    pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
    and U grid cells of the sampled pixels (at most `PLACING`).
-3. Labelling: linear pixels take the colour nearest to their smoothed colour (once per
-   distinct smoothed colour); edge pixels keep their flat colour, or from an old band the
-   nearest new one. O(N) plus O(D K) for D distinct smoothed colours.
+3. Labelling: linear pixels and the gradient's bends (`BENT`: a radial gradient's centre,
+   a ramp's foot) take the colour nearest to their smoothed colour (once per distinct
+   smoothed colour); edge pixels keep their flat colour, or from an old band the nearest
+   new one. O(N log N) for the sort of the smoothed colours' keys plus O(D K) for D
+   distinct smoothed colours.
 4. `_steep`: where bands are narrow, which the speck filter that follows
    (`cleanup.merge_specks`, in `segmentation`) leaves as they are. O(N).
+
+Memory: the smoothed image is three float32 planes and every other full-size array a plane
+of its own (a 3 MP gradient: about 140 MB at the most, the blur reusing one scratch plane).
 
 Where the input itself changes by more than about 1.25 CIEDE2000 per pixel, no banding of
 rings two pixels wide keeps neighbouring bands under `colour_count.BAND_STEP`: the step
