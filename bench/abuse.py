@@ -22,7 +22,9 @@ The images:
 - `waves`: bands whose borders are 1-px square waves (a corner every three pixels:
   the case that made corner thinning quadratic);
 - `blocks`: 2 x 2 blocks of 1000 random colours;
-- `noise`: uniform random RGB noise.
+- `noise`: uniform random RGB noise;
+- `radial`: a smooth radial gradient, cream to wine (shaded art: `engine/shading.py`);
+- `twoaxis`: a smooth gradient along both axes, blue to yellow across, dark to light down.
 
 The API part is `bench/abuse_api.py`'s `run(args)`, when that file exists.
 """
@@ -94,6 +96,22 @@ def noise(size: int) -> Pixels:
     return out
 
 
+def radial(size: int) -> Pixels:
+    y, x = np.mgrid[:size, :size].astype(np.float32)
+    t = np.clip(np.hypot(x - size / 2, y - size / 2) / (size / 2), 0.0, 1.0)[..., None]
+    inner, outer = np.array([255.0, 240.0, 200.0]), np.array([150.0, 30.0, 60.0])
+    out: Pixels = np.round(inner + (outer - inner) * t).astype(np.uint8)
+    return out
+
+
+def twoaxis(size: int) -> Pixels:
+    y, x = np.mgrid[:size, :size].astype(np.float32) / max(size - 1, 1)
+    left, right = np.array([30.0, 80.0, 200.0]), np.array([240.0, 200.0, 60.0])
+    across = left + (right - left) * x[..., None]
+    out: Pixels = np.round(across * (0.35 + 0.65 * y[..., None])).astype(np.uint8)
+    return out
+
+
 IMAGES: dict[str, Callable[[int], Pixels]] = {
     "combs": combs,
     "checker": checker,
@@ -101,6 +119,8 @@ IMAGES: dict[str, Callable[[int], Pixels]] = {
     "waves": waves,
     "blocks": blocks,
     "noise": noise,
+    "radial": radial,
+    "twoaxis": twoaxis,
 }
 COLORS = ("auto", "1000")
 FORMATS = ("svg", "pdf", "eps", "png")

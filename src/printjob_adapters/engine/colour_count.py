@@ -17,9 +17,11 @@ art, but three other kinds of content need something else:
   the pixels is at most `PHOTO_FIDELITY`, up to `AUTO_MAX` (256).
 
 Which kind an image is follows from `off_palette_share`: flat pixels visibly off every
-flat colour are shading, texture or photo content; flat art has none. Every step works on
-the colour histogram (`quantise.Histogram`, at most 2^18 bins, a few thousand for most
-images), never pixel by pixel.
+flat colour are shading, texture or photo content; flat art has none. A gradient so steep
+that it has hardly a flat pixel is found by its straight ramps instead (`ramp_share`, on
+a sample of rows and columns). Every other step works on the colour histogram
+(`quantise.Histogram`, at most 2^18 bins, a few thousand for most images), never pixel by
+pixel.
 """
 
 from __future__ import annotations
@@ -342,6 +344,91 @@ def roughness(rgba: npt.NDArray[np.uint8], step: int = 4) -> float:
         solid = rows[..., 3] == 255
         values = bend[solid[:, :-2] & solid[:, 1:-1] & solid[:, 2:]]
     return float(np.percentile(values, 75)) if len(values) else 0.0
+
+
+#: A ramp is this many pixels in a row (along a row or a column) each of which changes from
+#: the last by a straight step (`ramp_share`): a gradient, not an edge.
+RAMP_RUN = 8
+#: Most 8-bit levels by which a straight step of a ramp may change a channel: a steep
+#: gradient (2.5 CIEDE2000 per pixel) moves by under 10; an edge, however anti-aliased or
+#: upscaled (a hard edge 8x bilinear: 32 a pixel), by more.
+RAMP_MOST = 12
+#: Smooth art is shaded when at least this share of its sampled pixels lie on ramps, three
+#: times the most of any flat art in the corpus and hard sets (an upscaled emoji's shading,
+#: 2 %); a steep gradient over a fifth of a canvas has 18 %.
+RAMP_SHARE = 0.06
+#: Every `RAMP_SAMPLE`-th row and column is read for ramps.
+RAMP_SAMPLE = 4
+
+
+def ramp_share(rgba: npt.NDArray[np.uint8], step: int = RAMP_SAMPLE) -> float:
+    """Share of the sampled pixels (every `step`-th row and column, opaque) that lie on a
+    straight ramp: `RAMP_RUN` pixels in a row each changing from the last by 1 to
+    `RAMP_MOST` levels, the change itself changing by at most one level in any channel.
+
+    A steep gradient has hardly a flat pixel, and its pixels are mixtures of its end
+    colours, so `off_palette_share` sees none of it; its steps, though, are the rounding of
+    one slope (consecutive differences of a rounded straight line differ by at most one
+    level). No edge of flat art is such a run: an anti-aliased edge changes by tens of
+    levels within a pixel or two, and a blurred one whose change changed by at most a
+    level a pixel would take 32 pixels from black to white: a gradient itself. Noise (JPEG,
+    scans, photos) bends every few pixels. Cost: O(N / step)."""
+    if rgba.shape[0] < RAMP_RUN or rgba.shape[1] < RAMP_RUN:
+        return 0.0
+    lines = (rgba[::step], rgba[:, ::step].swapaxes(0, 1))
+    sampled = sum(int(line.shape[0]) * int(line.shape[1]) for line in lines)
+    # Every pixel of a ramp differs from a neighbour along its line: images with too few
+    # such pixels (flat art, mostly flat colour) are answered from one compare a pixel.
+    if 2 * sum(_changed(line) for line in lines) < RAMP_SHARE * sampled:
+        return 0.0
+    found = sum(int(np.count_nonzero(_on_ramps(line))) for line in lines)
+    return found / sampled
+
+
+def smooth_ramps(rgba: npt.NDArray[np.uint8]) -> bool:
+    """Whether the image is smooth (`roughness`) and steep gradients cover enough of it
+    (`ramp_share`) to be shaded art, however few flat pixels it has. Cost: O(N / 4)."""
+    return ramp_share(rgba) >= RAMP_SHARE and roughness(rgba) < SMOOTH_ROUGHNESS
+
+
+def _changed(lines: npt.NDArray[np.uint8]) -> int:
+    """How many pixels of `lines` (L, W, C) differ from the next along their line: one
+    compare of 32-bit words for RGBA, whose bytes are a pixel. Cost: O(L W)."""
+    if lines.shape[-1] == 4 and lines.strides[-1] == 1:
+        packed = lines.view(np.uint32)[..., 0]
+        return int(np.count_nonzero(packed[:, 1:] != packed[:, :-1]))
+    return int(np.count_nonzero((lines[:, 1:] != lines[:, :-1]).any(axis=-1)))
+
+
+def _on_ramps(lines: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Which pixels of `lines` (L, W, C) lie on a ramp (`ramp_share`). Cost: O(L W C)."""
+    moving = np.ones((lines.shape[0], lines.shape[1] - 1), dtype=bool)
+    still = np.ones_like(moving)
+    straight = np.ones((lines.shape[0], lines.shape[1] - 2), dtype=bool)
+    for channel in range(min(lines.shape[-1], 3)):
+        plane = lines[..., channel].astype(np.int16)
+        change = plane[:, 1:] - plane[:, :-1]
+        size = np.abs(change)
+        moving &= size <= RAMP_MOST
+        still &= size == 0
+        straight &= np.abs(change[:, 1:] - change[:, :-1]) <= 1
+    moving &= ~still
+    if lines.shape[-1] == 4:
+        solid = lines[..., 3] == 255
+        moving &= solid[:, 1:] & solid[:, :-1]
+    straight &= moving[:, 1:] & moving[:, :-1]
+    # A ramp: RAMP_RUN - 2 straight steps in a row, starting at step i, covers pixels i to
+    # i + RAMP_RUN - 1.
+    width = straight.shape[1] - (RAMP_RUN - 2) + 1
+    on = np.zeros(lines.shape[:2], dtype=bool)
+    if width <= 0:
+        return on
+    start = straight[:, :width].copy()
+    for shift in range(1, RAMP_RUN - 2):
+        start &= straight[:, shift : shift + width]
+    for shift in range(RAMP_RUN):
+        on[:, shift : shift + width] |= start
+    return on
 
 
 def _nearest_apart(lab: FloatArray) -> FloatArray:

@@ -47,6 +47,8 @@ def even_out(
     light = paper_light(rgba)
     if float(light.min()) >= EVEN_LIGHT * float(light.max()):
         return rgba, maps
+    if colour_count.smooth_ramps(rgba):
+        return rgba, maps  # a clean steep gradient, whose ramp measures as noise
     # Already ink on paper: nothing to gain. The light is the paper's brightness per block,
     # so a block a bold shape fills reads as shadow, and dividing it out would brighten
     # the paper beside the shape to a white the page does not have.

@@ -635,6 +635,9 @@ def find_palette(
     total = float(hist.flat.sum() + hist.edge.sum())
     off = colour_count.off_palette_share(hist.rgb, hist.lab, hist.flat, total, palette, tol.rgb)
     shaded = off >= colour_count.SHADED_SHARE
+    if colors is None and not shaded:
+        # A steep gradient has hardly a flat pixel for `off` to see.
+        shaded = colour_count.smooth_ramps(rgb)
     if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
         # Speckled ink on paper: its two colours, whether counted or asked for (the paper's
         # grain and uneven light may have passed for flat colours of their own).

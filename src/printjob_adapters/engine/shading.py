@@ -20,11 +20,16 @@ Here the bands are made again (`band_labels`), in four named stages:
    (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
    pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
    and U grid cells of the sampled pixels (at most `PLACING`).
-3. Labelling: linear pixels take the colour nearest to their smoothed colour (once per
-   distinct smoothed colour); edge pixels keep their flat colour, or from an old band the
-   nearest new one. O(N) plus O(D K) for D distinct smoothed colours.
+3. Labelling: linear pixels and the gradient's bends (`BENT`: a radial gradient's centre,
+   a ramp's foot) take the colour nearest to their smoothed colour (once per distinct
+   smoothed colour); edge pixels keep their flat colour, or from an old band the nearest
+   new one. O(N log N) for the sort of the smoothed colours' keys plus O(D K) for D
+   distinct smoothed colours.
 4. `_steep`: where bands are narrow, which the speck filter that follows
    (`cleanup.merge_specks`, in `segmentation`) leaves as they are. O(N).
+
+Memory: the smoothed image is three float32 planes and every other full-size array a plane
+of its own (a 3 MP gradient: about 140 MB at the most, the blur reusing one scratch plane).
 
 Where the input itself changes by more than about 1.25 CIEDE2000 per pixel, no banding of
 rings two pixels wide keeps neighbouring bands under `colour_count.BAND_STEP`: the step
@@ -54,7 +59,7 @@ BoolArray = npt.NDArray[np.bool_]
 REACH = 1.0
 #: CIELAB grid on which the smoothed colours are counted once each for `cover`: a fraction
 #: of `REACH`, and a few thousand distinct colours for a full-page gradient.
-GRID = float(__import__("os").environ.get("GRID", "0.5"))
+GRID = 0.5
 #: Most pixels that place band colours (`cover`, `_slope`); larger images place them from a
 #: grid of pixels (a 512-px image from every second pixel of every second row).
 PLACING = 65_536
@@ -64,6 +69,12 @@ MAX_COLOURS = colour_count.SHADED_MAX
 #: rounding of a ramp moves it by under half a level, a radial ramp's bend by under one;
 #: an edge or its anti-aliasing by tens.
 LINEAR = 1.0
+#: Most levels by which smoothing may move a pixel labelled from the smoothed image: a
+#: bend of the gradient (the centre of a radial one, 2.7 levels at 1.3 CIEDE2000 per pixel;
+#: the foot of a ramp on a flat area) is part of it, and an edge pixel of its own colour
+#: left there steps by up to 10. The artwork's edges, dots and lines move by more (a dot or
+#: line of 5 levels' contrast, barely visible, by about 3).
+BENT = 3.0
 #: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
 #: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
 #: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
@@ -105,17 +116,22 @@ def band_labels(
     from a band colour takes the colour nearest to its own. Left-out pixels (-1) stay.
     Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
     opaque = labels >= 0
-    if fixed >= len(palette) or not opaque.any():
+    if fixed > len(palette) or fixed >= MAX_COLOURS or not opaque.any():
         return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
-    raw = rgb[..., :3].astype(np.float32)
-    smooth, linear = _smoothed(raw, opaque)
+    smooth, moved = _smoothed(rgb, opaque)
+    linear = moved <= LINEAR
+    # Labelled from the smoothed image: the linear pixels and the bends of the gradient
+    # (a radial gradient's centre, a ramp's foot), which smoothing moves a little more.
+    follows = moved <= BENT
+    del moved
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
-    key = _keys(smooth[linear])
-    distinct, which = np.unique(key, return_inverse=True)
+    key = _keys(smooth)[follows]
+    distinct = _distinct(key)
     lab = srgb_to_lab(_from_keys(distinct))
-    index = np.full(labels.shape, -1, dtype=np.int64)
-    index[linear] = which.ravel()
+    index = np.full(labels.shape, -1, dtype=np.int32)
+    index[follows] = np.searchsorted(distinct, key)
+    del key
     flat_lab = srgb_to_lab(palette[:fixed])
     # Placed by the inside of linear areas (not by tints that ring along the artwork), on
     # a grid of pixels `stride` apart at most `PLACING` of them.
@@ -129,28 +145,30 @@ def band_labels(
     centres = np.vstack([flat_lab, cover(lab[index[placing]], reach, flat_lab, given)])
     _, nearest = PointSet(centres).query(lab)
     out = labels.copy()
-    out[linear] = nearest[index[linear]]
+    out[follows] = nearest[index[follows]]
     # Elsewhere a band colour (an edge pixel unmixed to the gradient) becomes the nearest
     # new colour, so the unmixing's choice stands.
     _, renamed = PointSet(centres).query(srgb_to_lab(palette))
     renamed[:fixed] = np.arange(fixed)
-    rest = opaque & ~linear
+    rest = opaque & ~follows
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
     return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth))
 
 
 def _steep(smooth: Float32Array) -> BoolArray:
-    """Where the smoothed image changes by at least `STEEP_LEVELS` in a channel from a
-    pixel to the next (right or down, either side). Cost: O(N)."""
-    change = np.zeros(smooth.shape[:2], dtype=np.float32)
-    across = np.abs(np.diff(smooth, axis=1)).max(axis=-1)
-    down = np.abs(np.diff(smooth, axis=0)).max(axis=-1)
-    np.maximum(change[:, 1:], across, out=change[:, 1:])
-    np.maximum(change[:, :-1], across, out=change[:, :-1])
-    np.maximum(change[1:], down, out=change[1:])
-    np.maximum(change[:-1], down, out=change[:-1])
-    steep: BoolArray = change >= STEEP_LEVELS
+    """Where the smoothed image (channel planes, `_smoothed`) changes by at least
+    `STEEP_LEVELS` in a channel from a pixel to the next (right or down, either side).
+    Cost: O(N), one plane at a time."""
+    steep = np.zeros(smooth.shape[1:], dtype=bool)
+    for plane in smooth:
+        for axis in (0, 1):
+            change = np.abs(np.diff(plane, axis=axis)) >= STEEP_LEVELS
+            ahead = [slice(None), slice(None)]
+            behind = [slice(None), slice(None)]
+            ahead[axis], behind[axis] = slice(1, None), slice(None, -1)
+            steep[tuple(ahead)] |= change
+            steep[tuple(behind)] |= change
     return steep
 
 
@@ -165,20 +183,39 @@ def _inside(mask: BoolArray) -> BoolArray:
     return out
 
 
-def _smoothed(raw: Float32Array, opaque: BoolArray) -> tuple[Float32Array, BoolArray]:
-    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), and
-    where it is locally linear: smoothing moves no channel by more than `LINEAR` levels
-    (a symmetric kernel keeps a ramp's value; an edge it blurs). Cost: O(N)."""
+def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Array, Float32Array]:
+    """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), as
+    three channel planes (3, H, W), and by how many levels smoothing moves each pixel's
+    furthest channel (infinite where it is transparent): a symmetric kernel keeps a ramp's
+    value (`LINEAR`), moves a bend of it a little (`BENT`) and an edge by tens.
+    Cost: O(N), one float32 plane at a time (a 3 MP image: 12 MB a plane)."""
+    everything = bool(opaque.all())
     weight = opaque.astype(np.float32)
-    spread = _blur(weight)
-    smooth = _blur(raw * weight[..., None])
-    np.divide(smooth, spread[..., None], out=smooth, where=spread[..., None] > 0)
-    moved = np.abs(smooth - raw).max(axis=-1)
-    linear: BoolArray = opaque & (spread > 0) & (moved <= LINEAR)
-    return smooth, linear
+    if everything:
+        # The kernel's taps are binary fractions: the blur of ones is exactly the product
+        # of its row and column profiles (1 inside, less within two pixels of a side).
+        rows = np.ones((opaque.shape[0], 1), dtype=np.float32)
+        columns = np.ones((1, opaque.shape[1]), dtype=np.float32)
+        spread = _blur_axis(rows, 0, np.empty_like(rows)) * _blur_axis(
+            columns, 1, np.empty_like(columns)
+        )
+    else:
+        spread = _blur(weight)
+    smooth = np.empty((3, *opaque.shape), dtype=np.float32)
+    moved = np.zeros(opaque.shape, dtype=np.float32)
+    counted = spread > 0
+    for channel in range(3):
+        raw = rgb[..., channel].astype(np.float32)
+        plane = _blur(raw if everything else raw * weight)
+        np.divide(plane, spread, out=plane, where=counted)
+        smooth[channel] = plane
+        np.subtract(plane, raw, out=raw)
+        np.maximum(moved, np.abs(raw, out=raw), out=moved)
+    moved[~opaque | ~counted] = np.inf
+    return smooth, moved
 
 
-def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> FloatArray:
+def _slope(lab: FloatArray, index: npt.NDArray[np.int32], where: BoolArray) -> FloatArray:
     """CIEDE2000 per pixel at each pixel of `where` (whose 4-neighbours right and down are
     linear: `_inside`), across its level line: the root of the squares of its steps to the
     next pixel right and down. `lab[index]` is the smoothed image in CIELAB.
@@ -191,16 +228,31 @@ def _slope(lab: FloatArray, index: npt.NDArray[np.int64], where: BoolArray) -> F
     return slope
 
 
-def _keys(colours: Float32Array) -> npt.NDArray[np.int64]:
-    """sRGB colours (N, 3) as one integer each, at a quarter of a level (finer than the
-    smoothing's own rounding). Cost: O(N)."""
-    half = np.rint(colours * 4.0).astype(np.int64)
-    key: npt.NDArray[np.int64] = (half[:, 0] << 20) | (half[:, 1] << 10) | half[:, 2]
+def _keys(smooth: Float32Array) -> npt.NDArray[np.int32]:
+    """The smoothed colours (channel planes, `_smoothed`) as one integer a pixel, at a
+    quarter of a level (finer than the smoothing's own rounding). Cost: O(N)."""
+    key = np.zeros(smooth.shape[1:], dtype=np.int32)
+    scaled = np.empty(smooth.shape[1:], dtype=np.float32)
+    for shift, plane in zip((20, 10, 0), smooth, strict=True):
+        np.multiply(plane, 4.0, out=scaled)
+        np.rint(scaled, out=scaled)
+        key |= scaled.astype(np.int32) << shift
     return key
 
 
-def _from_keys(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+def _distinct(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """The distinct values of `keys`, sorted: one sort (a hash of a two-axis gradient's
+    half a million distinct colours costs three times as much). Cost: O(N log N)."""
+    ordered = np.sort(keys)
+    first = np.ones(len(ordered), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    distinct: npt.NDArray[np.int32] = ordered[first]
+    return distinct
+
+
+def _from_keys(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
     """The sRGB colours (K, 3) of `_keys`. Cost: O(K)."""
+    keys = keys.astype(np.int64)
     half = np.stack([keys >> 20, (keys >> 10) & 1023, keys & 1023], axis=1)
     colours: npt.NDArray[np.float64] = half.astype(np.float64) / 4.0
     return colours
@@ -230,28 +282,37 @@ def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> F
     if not len(given):
         dist[int(np.argmax(counts))] = np.inf  # the commonest colour first
     picks: list[FloatArray] = []
-    while len(picks) < most and len(points):
-        pick = int(np.argmax(dist / cell_reach))
-        if dist[pick] <= cell_reach[pick]:
-            break
+    # Only cells not yet within reach can be picked: the others leave the search, so each
+    # pick measures fewer cells than the last.
+    open_cells = np.flatnonzero(dist > cell_reach)
+    while len(picks) < most and len(open_cells):
+        pick = int(open_cells[np.argmax(dist[open_cells] / cell_reach[open_cells])])
         picks.append(points[pick])
-        np.minimum(dist, ciede2000(points, np.broadcast_to(points[pick], points.shape)), out=dist)
+        there = points[open_cells]
+        near = np.minimum(
+            dist[open_cells], ciede2000(there, np.broadcast_to(points[pick], there.shape))
+        )
+        dist[open_cells] = near
+        open_cells = open_cells[near > cell_reach[open_cells]]
     return np.array(picks).reshape(-1, 3)
 
 
 def _blur(plane: Float32Array) -> Float32Array:
-    """`plane` ((H, W) or (H, W, C)) convolved with `KERNEL` along both image axes, zero
-    outside. Cost: O(N)."""
-    return _blur_axis(_blur_axis(plane, 0), 1)
+    """`plane` (H, W) convolved with `KERNEL` along both image axes, zero outside.
+    Cost: O(N), with one scratch plane."""
+    scratch = np.empty(plane.shape, dtype=np.float32)
+    return _blur_axis(_blur_axis(plane, 0, scratch), 1, scratch)
 
 
-def _blur_axis(plane: Float32Array, axis: int) -> Float32Array:
+def _blur_axis(plane: Float32Array, axis: int, scratch: Float32Array) -> Float32Array:
     out: Float32Array = plane * KERNEL[len(KERNEL) // 2]
     for shift in range(1, len(KERNEL) // 2 + 1):
         tap = KERNEL[len(KERNEL) // 2 + shift]
         ahead = [slice(None)] * plane.ndim
         behind = [slice(None)] * plane.ndim
         ahead[axis], behind[axis] = slice(shift, None), slice(None, -shift)
-        out[tuple(ahead)] += tap * plane[tuple(behind)]
-        out[tuple(behind)] += tap * plane[tuple(ahead)]
+        for there, here in ((tuple(ahead), tuple(behind)), (tuple(behind), tuple(ahead))):
+            product = scratch[there]
+            np.multiply(plane[here], tap, out=product)
+            out[there] += product
     return out
