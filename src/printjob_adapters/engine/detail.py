@@ -813,8 +813,9 @@ def _ridges(
     The directions given and all colours at once: the three coverages (the pixel's and
     its two neighbours') of every colour are dot products with the palette, one
     (D E, 3) x (3, K) product each for D directions, screened with `SCREEN_SLACK`; only
-    the pairs left get the exact tests, one direction at a time (the same sums as one
-    colour at a time, the residual by `segment_residual`). Cost: O(E K) multiply-adds
+    the pairs left get the exact tests, every direction in one pass (pair by pair the
+    same sums as one colour and one direction at a time, the residual by
+    `segment_residual`). Cost: O(E K) multiply-adds
     for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P pairs
     screened in (a few per stroke pixel).
     """
@@ -862,34 +863,25 @@ def _ridges(
         keep = own_all[s + r] != f
         rows_found.append(r[keep] + s)
         colours_found.append(f[keep])
-    all_rows = np.concatenate(rows_found)
-    all_f = np.concatenate(colours_found)
-    # The exact tests direction by direction, on the same arrays as one direction alone.
-    cuts = np.searchsorted(all_rows, np.arange(directions + 1) * e)
-    out_rows, out_f, out_res, out_order = [], [], [], []
-    for i, order in enumerate(orders):
-        lo, hi = cuts[i], cuts[i + 1]
-        found = all_rows[lo:hi]
-        rows, f = found - i * e, all_f[lo:hi]
-        b = bg[found]
-        res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-        towards = pal[f] - pal[b]
-        norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-        t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-        t_before = ((px_before[found] - pal[b]) * towards).sum(axis=1) / norm
-        t_after = ((px_after[found] - pal[b]) * towards).sum(axis=1) / norm
-        good = (res < mix_tol) & (t >= least)
-        good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-        out_rows.append(rows[good])
-        out_f.append(f[good])
-        out_res.append(res[good])
-        out_order.append(np.full(int(good.sum()), order, dtype=np.int32))
-    return (
-        np.concatenate(out_rows),
-        np.concatenate(out_f),
-        np.concatenate(out_res),
-        np.concatenate(out_order),
-    )
+    found = np.concatenate(rows_found)
+    f = np.concatenate(colours_found)
+    # The exact tests, on every direction's pairs at once: each is computed per pair from
+    # that pair's own values, so the answers are those of one direction at a time, and
+    # the pairs stay in direction order (row i * e + j is direction i).
+    rows = found % e if directions > 1 else found
+    b = bg[found]
+    start, end = pal[b], pal[f]
+    pixel = px[rows]
+    res, _ = segment_residual(pixel, start, end, split)
+    towards = end - start
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    t = ((pixel - start) * towards).sum(axis=1) / norm
+    t_before = ((px_before[found] - start) * towards).sum(axis=1) / norm
+    t_after = ((px_after[found] - start) * towards).sum(axis=1) / norm
+    good = (res < mix_tol) & (t >= least)
+    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+    order = np.asarray(orders, dtype=np.int32)[found[good] // e]
+    return rows[good], f[good], res[good], order
 
 
 def bridge_corners(
