@@ -322,14 +322,29 @@ def _tints(
     return out
 
 
+#: A tint pixel whose coverage (of the far end of its mixture) differs from both its
+#: neighbours' along its row or column by more than this, rising one way and
+#: falling the other, lies on a ramp between the ends: anti-aliasing.
+RAMP_STEP = 0.1
+#: How far (times the `rgb` tolerance) a pixel drawn in a tint may be from it: the
+#: rounded corner of an outline is a little lighter or darker than its sides.
+DRAWN_TOL = 2.0
+
+
 def _resolve_tints(
     labels: IntArray,
     rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
+    rgb_tol: float = 6.0,
 ) -> IntArray:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
-    at least a half: the far end). O(N) to find them, O(T) for their T pixels."""
+    at least a half: the far end), unless it is drawn in the tint: its colour is the
+    tint's (within `rgb_tol`) and it lies on no ramp between the ends (`_on_ramp`). A
+    light-grey outline drawn at a half-pixel offset (a checkbox, a button's border) is two
+    pixels of one grey with the paper on one side and itself or a third colour on the
+    other; the same grey in the fringe of dark text always sits between the paper and the
+    ink. O(N) to find them, O(T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
     if not (pairs[:, 0] >= 0).any():
         return out
@@ -338,14 +353,87 @@ def _resolve_tints(
     tint_pixels = tint_pixels[flat[tint_pixels] >= 0]
     if len(tint_pixels) == 0:
         return out
-    ends = pairs[flat[tint_pixels]]
+    own = flat[tint_pixels]
+    ends = pairs[own]
     a, b = pal[ends[:, 0]], pal[ends[:, 1]]
     towards = b - a
-    t = ((rows_u8[tint_pixels, :3].astype(np.float64) - a) * towards).sum(axis=1) / np.maximum(
-        (towards * towards).sum(axis=1), 1e-9
-    )
-    flat[tint_pixels] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    px = rows_u8[tint_pixels, :3].astype(np.float64)
+    t = ((px - a) * towards).sum(axis=1) / norm
+    off = px - pal[own]
+    drawn = (off * off).sum(axis=1) <= (DRAWN_TOL * rgb_tol) ** 2
+    if drawn.any():
+        at = np.flatnonzero(drawn)
+        drawn[at] = ~_on_ramp(
+            labels.shape, rows_u8, tint_pixels[at], t[at], a[at], towards[at], norm[at]
+        )
+    joined = _joints(labels.shape, tint_pixels, own, drawn) if drawn.any() else None
+    resolved = ~drawn
+    flat[tint_pixels[resolved]] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])[resolved]
+    if joined is not None:
+        join = joined >= 0
+        flat[tint_pixels[join]] = joined[join]
     return out
+
+
+def _joints(
+    shape: tuple[int, ...], at: npt.NDArray[np.intp], own: IntArray, drawn: BoolArray
+) -> IntArray:
+    """For the tint pixels `at` (flat indices; labels `own`) not `drawn`: the label of a
+    drawn tint pixel among their four neighbours when at least two are drawn, else -1; in
+    two rounds. Where the two sides of an outline meet, the corner pixel holds both and
+    is darker than the tint (another tint, or none), and the pixels beside it lie on a
+    ramp towards it; they join the outline so that it stays one piece. O(T) for the T
+    tint pixels."""
+    h, w = shape[0], shape[1]
+    joined = np.full(len(at), -1, dtype=np.int32)
+    y, x = np.divmod(at, w)
+    size = h * w + 2 * w + 2  # padded by a row and a pixel each side: no bounds checks
+    for _ in range(2):
+        taken = drawn | (joined >= 0)
+        mark = np.zeros(size, dtype=np.int32)  # the drawn pixels' label + 1
+        mark[at[taken] + w + 1] = np.where(joined >= 0, joined, own)[taken] + 1
+        count = np.zeros(len(at), dtype=np.int32)
+        label = np.zeros(len(at), dtype=np.int32)
+        for step, inside in ((1, x < w - 1), (-1, x > 0), (w, y < h - 1), (-w, y > 0)):
+            seen = np.where(inside, mark[at + w + 1 + step], 0)
+            count += seen > 0
+            np.maximum(label, seen, out=label)
+        grown = ~taken & (count >= 2)
+        if not grown.any():
+            break
+        joined[grown] = label[grown] - 1
+    return joined
+
+
+def _on_ramp(
+    shape: tuple[int, ...],
+    rows_u8: npt.NDArray[np.uint8],
+    at: npt.NDArray[np.intp],
+    t: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64],
+    towards: npt.NDArray[np.float64],
+    norm: npt.NDArray[np.float64],
+) -> BoolArray:
+    """For the pixels `at` (flat indices, coverage `t` along `start` + t `towards`):
+    whether along its row or its column the coverage rises by more than `RAMP_STEP` on
+    one side of the pixel and falls by as much on the other (pixels on the image's border
+    count as on a ramp). Not along the diagonals: where two sides of an outline meet, the
+    corner pixel holds both and is darker, and the pixels beside it would seem to lie on
+    a ramp towards it. O(len(at))."""
+    h, w = shape[0], shape[1]
+    y, x = np.divmod(at, w)
+    ramp: BoolArray = (y == 0) | (y == h - 1) | (x == 0) | (x == w - 1)
+    inner = np.flatnonzero(~ramp)
+    p, tp = at[inner], t[inner]
+    s, d, n = start[inner], towards[inner], norm[inner]
+    for step in (1, w):
+        before = ((rows_u8[p - step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        after = ((rows_u8[p + step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        rising = (before < tp - RAMP_STEP) & (after > tp + RAMP_STEP)
+        falling = (before > tp + RAMP_STEP) & (after < tp - RAMP_STEP)
+        ramp[inner] |= rising | falling
+    return ramp
 
 
 def _recover_on_transparency(
@@ -363,6 +451,7 @@ def _recover_on_transparency(
         return
     if labels.min(initial=0) >= 0:
         return  # every pixel is artwork: nothing left out to recover
+    _faint_dots(labels, rgba, pal)
     alpha_u8 = rgba[..., 3]
     # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats. Pixels
     # off the border only, found in raster order.
@@ -395,6 +484,68 @@ def _recover_on_transparency(
     colour = rgba[ys, xs, :3].astype(np.float64)
     distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
     labels[ys, xs] = np.argmin(distance, axis=1).astype(np.int32)
+
+
+#: Least opacity of a faint dot on transparency (`_faint_dots`): a design's 25 % dot is
+#: kept, the faintest haze is not.
+DOT_ALPHA = 0.15
+#: Largest spread of a faint dot's opacity, as a share of its most opaque pixel: a dot
+#: is drawn at one opacity, a small soft shadow fades out from its middle.
+DOT_ALPHA_SPREAD = 0.3
+
+
+def _faint_dots(
+    labels: IntArray, rgba: npt.NDArray[np.uint8], pal: npt.NDArray[np.float64]
+) -> None:
+    """In place: a small dot drawn semi-transparent on transparency (a map pin's 25 %
+    centre dot) is left out with the background (alpha under 128). A group of left-out
+    pixels, 8-connected, each at least `DOT_ALPHA` opaque, that holds a solid 2x2 block,
+    has at most `DOT_MAX` pixels, touches no pixel of 128 or more (so it is no shape's
+    soft edge and no shadow under one) and is drawn at one opacity (spread at most
+    `DOT_ALPHA_SPREAD` of its most opaque pixel: no soft blob) takes the palette colour
+    nearest its own, as the rest of the art does whatever its opacity. O(N) to find the
+    candidates, O(C log C) for the C found."""
+    h, w = labels.shape
+    alpha_u8 = rgba[..., 3]
+    floor = int(np.ceil(DOT_ALPHA * 255.0))
+    inner = alpha_u8[1:-1, 1:-1]
+    found = (inner >= floor) & (inner < 128)
+    found &= labels[1:-1, 1:-1] < 0
+    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
+    if len(ys) < 4:
+        return
+    at = (ys + 1) * w + xs + 1
+    alpha_flat = alpha_u8.reshape(-1)
+    member = np.zeros(h * w, dtype=bool)
+    member[at] = True
+    steps = (1, w, w + 1, w - 1)
+    near_solid = np.zeros(len(at), dtype=bool)
+    src, dst = [], []
+    for step in steps + tuple(-s for s in steps):
+        near_solid |= alpha_flat[at + step] >= 128
+    for step in steps:
+        linked = member[at + step]
+        src.append(np.flatnonzero(linked))
+        dst.append(np.searchsorted(at, at[linked] + step))  # `at` is sorted
+    count, group = graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
+    size = np.bincount(group, minlength=count)
+    block = member[at + 1] & member[at + w] & member[at + w + 1]
+    has_block = np.zeros(count, dtype=bool)
+    has_block[group[block]] = True
+    touches = np.zeros(count, dtype=bool)
+    touches[group[near_solid]] = True
+    a = alpha_flat[at].astype(np.int64)
+    top = np.zeros(count, dtype=np.int64)
+    np.maximum.at(top, group, a)
+    low = np.full(count, 255, dtype=np.int64)
+    np.minimum.at(low, group, a)
+    dot = has_block & ~touches & (size <= DOT_MAX) & (top - low <= DOT_ALPHA_SPREAD * top)
+    taken = at[dot[group]]
+    if len(taken) == 0:
+        return
+    colour = pixel_rows(rgba)[taken, :3].astype(np.float64)
+    distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
+    labels.reshape(-1)[taken] = np.argmin(distance, axis=1).astype(np.int32)
 
 
 def _fringe_pixels(
@@ -690,7 +841,7 @@ def recover_strokes(
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out = _resolve_tints(labels, rows_u8, pal, pairs)
+    out = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
@@ -813,9 +964,8 @@ def _ridges(
     The directions given and all colours at once: the three coverages (the pixel's and
     its two neighbours') of every colour are dot products with the palette, one
     (D E, 3) x (3, K) product each for D directions, screened with `SCREEN_SLACK`; only
-    the pairs left get the exact tests, every direction in one pass (pair by pair the
-    same sums as one colour and one direction at a time, the residual by
-    `segment_residual`). Cost: O(E K) multiply-adds
+    the pairs left get the exact tests, one direction at a time (the same sums as one
+    colour at a time, the residual by `segment_residual`). Cost: O(E K) multiply-adds
     for E pixels and K colours, in chunks of `RIDGE_CHUNK`; O(P) for the P pairs
     screened in (a few per stroke pixel).
     """
