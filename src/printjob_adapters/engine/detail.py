@@ -444,46 +444,60 @@ def _recover_on_transparency(
     alpha is at least `RIDGE_COVERAGE`, a ridge across a row, column or diagonal (as in
     `recover_strokes`) and has no neighbour more opaque by over `SOLID_STEP` takes the
     palette colour nearest its own. A soft edge or a shadow
-    fades monotonically and has no ridge. O(N) compares plus O(P K) for the P pixels
-    taken."""
+    fades monotonically and has no ridge. Small faint dots come back first
+    (`_faint_dots`). `labels` is C-contiguous (a new map of `recover_strokes`). O(N)
+    compares of the alpha bytes plus O(P K) for the P pixels taken."""
     h, w = labels.shape
     if h < 3 or w < 3 or len(pal) == 0:
         return
     if labels.min(initial=0) >= 0:
         return  # every pixel is artwork: nothing left out to recover
-    _faint_dots(labels, rgba, pal)
+    if not labels.flags.c_contiguous:
+        raise ValueError("the label map must be C-contiguous: it is changed in place")
     alpha_u8 = rgba[..., 3]
-    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats. Pixels
-    # off the border only, found in raster order.
+    # The left-out pixels at least `DOT_ALPHA` opaque, off the border, in raster order:
+    # alpha in [floor, 128), read as little-endian 32-bit words with alpha in the top
+    # byte (as `quantise.opacity`), by one wrapping subtraction and one compare.
+    # `quantise.assign` leaves out exactly the pixels under 128 and no step before this
+    # one leaves out any other, so these are all such pixels (checked against the map).
+    floor = int(np.ceil(DOT_ALPHA * 255.0))
+    words = np.ascontiguousarray(rgba).view("<u4")[..., 0]
+    found = np.flatnonzero((words - np.uint32(floor << 24)) < np.uint32((128 - floor) << 24))
+    y, x = np.divmod(found, w)
+    at = found[(y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)]
+    if len(at) == 0:
+        return  # nothing left out that could be recovered
+    flat_labels = labels.reshape(-1)
+    at = at[flat_labels[at] < 0]
+    _faint_dots(flat_labels, rgba, pal, at, w)
+    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats.
     least = int(np.ceil(RIDGE_COVERAGE * 255.0))
-    found = (labels[1:-1, 1:-1] < 0) & (alpha_u8[1:-1, 1:-1] >= least)
-    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
-    if len(ys) == 0:
+    alpha_flat = alpha_u8.reshape(-1)
+    at = at[(alpha_flat[at] >= least) & (flat_labels[at] < 0)]
+    if len(at) == 0:
         return
-    ys += 1
-    xs += 1
 
-    def alpha(yy: npt.NDArray[np.intp], xx: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
-        out: npt.NDArray[np.float64] = alpha_u8[yy, xx].astype(np.float64) / 255.0
+    def alpha(where: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = alpha_flat[where].astype(np.float64) / 255.0
         return out
 
-    mine = alpha(ys, xs)
-    ridge = np.zeros(len(ys), dtype=bool)
-    beside_solid = np.zeros(len(ys), dtype=bool)
-    for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        before = alpha(ys - dy, xs - dx)
-        after = alpha(ys + dy, xs + dx)
+    mine = alpha(at)
+    ridge = np.zeros(len(at), dtype=bool)
+    beside_solid = np.zeros(len(at), dtype=bool)
+    for step in (1, w, w + 1, w - 1):
+        before = alpha(at - step)
+        after = alpha(at + step)
         ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
         beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
     # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
     # shape, not a hairline of its own.
     ridge &= ~beside_solid
-    ys, xs = ys[ridge], xs[ridge]
-    if len(ys) == 0:
+    at = at[ridge]
+    if len(at) == 0:
         return
-    colour = rgba[ys, xs, :3].astype(np.float64)
+    colour = pixel_rows(rgba)[at, :3].astype(np.float64)
     distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
-    labels[ys, xs] = np.argmin(distance, axis=1).astype(np.int32)
+    flat_labels[at] = np.argmin(distance, axis=1).astype(np.int32)
 
 
 #: Least opacity of a faint dot on transparency (`_faint_dots`): a design's 25 % dot is
@@ -494,8 +508,21 @@ DOT_ALPHA = 0.15
 DOT_ALPHA_SPREAD = 0.3
 
 
+def _sorted_member(at: npt.NDArray[np.intp], query: npt.NDArray[np.intp]) -> BoolArray:
+    """Whether each of `query` is among the sorted `at`. O(Q log len(at))."""
+    if len(at) == 0:
+        return np.zeros(len(query), dtype=bool)
+    where = np.minimum(np.searchsorted(at, query), len(at) - 1)
+    found: BoolArray = at[where] == query
+    return found
+
+
 def _faint_dots(
-    labels: IntArray, rgba: npt.NDArray[np.uint8], pal: npt.NDArray[np.float64]
+    flat_labels: IntArray,
+    rgba: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    w: int,
 ) -> None:
     """In place: a small dot drawn semi-transparent on transparency (a map pin's 25 %
     centre dot) is left out with the background (alpha under 128). A group of left-out
@@ -503,33 +530,26 @@ def _faint_dots(
     has at most `DOT_MAX` pixels, touches no pixel of 128 or more (so it is no shape's
     soft edge and no shadow under one) and is drawn at one opacity (spread at most
     `DOT_ALPHA_SPREAD` of its most opaque pixel: no soft blob) takes the palette colour
-    nearest its own, as the rest of the art does whatever its opacity. O(N) to find the
-    candidates, O(C log C) for the C found."""
-    h, w = labels.shape
-    alpha_u8 = rgba[..., 3]
-    floor = int(np.ceil(DOT_ALPHA * 255.0))
-    inner = alpha_u8[1:-1, 1:-1]
-    found = (inner >= floor) & (inner < 128)
-    found &= labels[1:-1, 1:-1] < 0
-    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
-    if len(ys) < 4:
+    nearest its own, as the rest of the art does whatever its opacity. `at`: those
+    left-out pixels off the border (flat indices, sorted; `w` the width). Without a 2x2
+    block among them there is no dot and nothing more is done. O(C log C) for the C
+    pixels `at`."""
+    block = _sorted_member(at, at + 1) & _sorted_member(at, at + w)
+    block[block] = _sorted_member(at, at[block] + w + 1)
+    if not block.any():
         return
-    at = (ys + 1) * w + xs + 1
-    alpha_flat = alpha_u8.reshape(-1)
-    member = np.zeros(h * w, dtype=bool)
-    member[at] = True
+    alpha_flat = rgba[..., 3].reshape(-1)
     steps = (1, w, w + 1, w - 1)
     near_solid = np.zeros(len(at), dtype=bool)
-    src, dst = [], []
     for step in steps + tuple(-s for s in steps):
         near_solid |= alpha_flat[at + step] >= 128
+    src, dst = [], []
     for step in steps:
-        linked = member[at + step]
+        linked = _sorted_member(at, at + step)
         src.append(np.flatnonzero(linked))
-        dst.append(np.searchsorted(at, at[linked] + step))  # `at` is sorted
+        dst.append(np.searchsorted(at, at[linked] + step))
     count, group = graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
     size = np.bincount(group, minlength=count)
-    block = member[at + 1] & member[at + w] & member[at + w + 1]
     has_block = np.zeros(count, dtype=bool)
     has_block[group[block]] = True
     touches = np.zeros(count, dtype=bool)
@@ -545,7 +565,7 @@ def _faint_dots(
         return
     colour = pixel_rows(rgba)[taken, :3].astype(np.float64)
     distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
-    labels.reshape(-1)[taken] = np.argmin(distance, axis=1).astype(np.int32)
+    flat_labels[taken] = np.argmin(distance, axis=1).astype(np.int32)
 
 
 def _fringe_pixels(
@@ -831,7 +851,9 @@ def recover_strokes(
         return out
     lab = srgb_to_lab(pal)
     far = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=2) >= RIDGE_CONTRAST
-    at = np.flatnonzero((edge & (labels >= 0)).ravel())
+    # The edge pixels that are artwork: the labels read at the edge pixels alone.
+    at = np.flatnonzero(edge)
+    at = at[labels.reshape(-1)[at] >= 0]
     y, x = np.divmod(at, w)
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
