@@ -286,8 +286,12 @@ def _tints(
     out = np.full((k, 2), -1, dtype=np.int32)
     flat_labels = labels.ravel()
     # One count of (label, flat) pairs: the label shifted by one so the left-out pixels
-    # (-1) have a bin of their own, doubled, plus one in flat interiors.
-    key = flat_labels + 1
+    # (-1) have a bin of their own, doubled, plus one in flat interiors; in 16 bits when
+    # the keys fit (a palette of under 16 000 colours): half the bytes to write and
+    # compare, the same counts.
+    narrow = 2 * (k + 1) <= np.iinfo(np.int16).max
+    key = flat_labels.astype(np.int16) if narrow else flat_labels.copy()
+    key += 1
     key <<= 1
     key |= flat.ravel()
     pairs = count_runs(key, 2 * (k + 1)).reshape(k + 1, 2)[1:]
