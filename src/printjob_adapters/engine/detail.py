@@ -286,8 +286,12 @@ def _tints(
     out = np.full((k, 2), -1, dtype=np.int32)
     flat_labels = labels.ravel()
     # One count of (label, flat) pairs: the label shifted by one so the left-out pixels
-    # (-1) have a bin of their own, doubled, plus one in flat interiors.
-    key = flat_labels + 1
+    # (-1) have a bin of their own, doubled, plus one in flat interiors; in 16 bits when
+    # the keys fit (a palette of under 16 000 colours): half the bytes to write and
+    # compare, the same counts.
+    narrow = 2 * (k + 1) <= np.iinfo(np.int16).max
+    key = flat_labels.astype(np.int16) if narrow else flat_labels.copy()
+    key += 1
     key <<= 1
     key |= flat.ravel()
     pairs = count_runs(key, 2 * (k + 1)).reshape(k + 1, 2)[1:]
@@ -322,14 +326,29 @@ def _tints(
     return out
 
 
+#: A tint pixel whose coverage (of the far end of its mixture) differs from both its
+#: neighbours' along its row or column by more than this, rising one way and
+#: falling the other, lies on a ramp between the ends: anti-aliasing.
+RAMP_STEP = 0.1
+#: How far (times the `rgb` tolerance) a pixel drawn in a tint may be from it: the
+#: rounded corner of an outline is a little lighter or darker than its sides.
+DRAWN_TOL = 2.0
+
+
 def _resolve_tints(
     labels: IntArray,
     rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
+    rgb_tol: float = 6.0,
 ) -> IntArray:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
-    at least a half: the far end). O(N) to find them, O(T) for their T pixels."""
+    at least a half: the far end), unless it is drawn in the tint: its colour is the
+    tint's (within `rgb_tol`) and it lies on no ramp between the ends (`_on_ramp`). A
+    light-grey outline drawn at a half-pixel offset (a checkbox, a button's border) is two
+    pixels of one grey with the paper on one side and itself or a third colour on the
+    other; the same grey in the fringe of dark text always sits between the paper and the
+    ink. O(N) to find them, O(T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
     if not (pairs[:, 0] >= 0).any():
         return out
@@ -338,14 +357,87 @@ def _resolve_tints(
     tint_pixels = tint_pixels[flat[tint_pixels] >= 0]
     if len(tint_pixels) == 0:
         return out
-    ends = pairs[flat[tint_pixels]]
+    own = flat[tint_pixels]
+    ends = pairs[own]
     a, b = pal[ends[:, 0]], pal[ends[:, 1]]
     towards = b - a
-    t = ((rows_u8[tint_pixels, :3].astype(np.float64) - a) * towards).sum(axis=1) / np.maximum(
-        (towards * towards).sum(axis=1), 1e-9
-    )
-    flat[tint_pixels] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    px = rows_u8[tint_pixels, :3].astype(np.float64)
+    t = ((px - a) * towards).sum(axis=1) / norm
+    off = px - pal[own]
+    drawn = (off * off).sum(axis=1) <= (DRAWN_TOL * rgb_tol) ** 2
+    if drawn.any():
+        at = np.flatnonzero(drawn)
+        drawn[at] = ~_on_ramp(
+            labels.shape, rows_u8, tint_pixels[at], t[at], a[at], towards[at], norm[at]
+        )
+    joined = _joints(labels.shape, tint_pixels, own, drawn) if drawn.any() else None
+    resolved = ~drawn
+    flat[tint_pixels[resolved]] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])[resolved]
+    if joined is not None:
+        join = joined >= 0
+        flat[tint_pixels[join]] = joined[join]
     return out
+
+
+def _joints(
+    shape: tuple[int, ...], at: npt.NDArray[np.intp], own: IntArray, drawn: BoolArray
+) -> IntArray:
+    """For the tint pixels `at` (flat indices; labels `own`) not `drawn`: the label of a
+    drawn tint pixel among their four neighbours when at least two are drawn, else -1; in
+    two rounds. Where the two sides of an outline meet, the corner pixel holds both and
+    is darker than the tint (another tint, or none), and the pixels beside it lie on a
+    ramp towards it; they join the outline so that it stays one piece. O(T) for the T
+    tint pixels."""
+    h, w = shape[0], shape[1]
+    joined = np.full(len(at), -1, dtype=np.int32)
+    y, x = np.divmod(at, w)
+    size = h * w + 2 * w + 2  # padded by a row and a pixel each side: no bounds checks
+    for _ in range(2):
+        taken = drawn | (joined >= 0)
+        mark = np.zeros(size, dtype=np.int32)  # the drawn pixels' label + 1
+        mark[at[taken] + w + 1] = np.where(joined >= 0, joined, own)[taken] + 1
+        count = np.zeros(len(at), dtype=np.int32)
+        label = np.zeros(len(at), dtype=np.int32)
+        for step, inside in ((1, x < w - 1), (-1, x > 0), (w, y < h - 1), (-w, y > 0)):
+            seen = np.where(inside, mark[at + w + 1 + step], 0)
+            count += seen > 0
+            np.maximum(label, seen, out=label)
+        grown = ~taken & (count >= 2)
+        if not grown.any():
+            break
+        joined[grown] = label[grown] - 1
+    return joined
+
+
+def _on_ramp(
+    shape: tuple[int, ...],
+    rows_u8: npt.NDArray[np.uint8],
+    at: npt.NDArray[np.intp],
+    t: npt.NDArray[np.float64],
+    start: npt.NDArray[np.float64],
+    towards: npt.NDArray[np.float64],
+    norm: npt.NDArray[np.float64],
+) -> BoolArray:
+    """For the pixels `at` (flat indices, coverage `t` along `start` + t `towards`):
+    whether along its row or its column the coverage rises by more than `RAMP_STEP` on
+    one side of the pixel and falls by as much on the other (pixels on the image's border
+    count as on a ramp). Not along the diagonals: where two sides of an outline meet, the
+    corner pixel holds both and is darker, and the pixels beside it would seem to lie on
+    a ramp towards it. O(len(at))."""
+    h, w = shape[0], shape[1]
+    y, x = np.divmod(at, w)
+    ramp: BoolArray = (y == 0) | (y == h - 1) | (x == 0) | (x == w - 1)
+    inner = np.flatnonzero(~ramp)
+    p, tp = at[inner], t[inner]
+    s, d, n = start[inner], towards[inner], norm[inner]
+    for step in (1, w):
+        before = ((rows_u8[p - step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        after = ((rows_u8[p + step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        rising = (before < tp - RAMP_STEP) & (after > tp + RAMP_STEP)
+        falling = (before > tp + RAMP_STEP) & (after < tp - RAMP_STEP)
+        ramp[inner] |= rising | falling
+    return ramp
 
 
 def _recover_on_transparency(
@@ -356,45 +448,128 @@ def _recover_on_transparency(
     alpha is at least `RIDGE_COVERAGE`, a ridge across a row, column or diagonal (as in
     `recover_strokes`) and has no neighbour more opaque by over `SOLID_STEP` takes the
     palette colour nearest its own. A soft edge or a shadow
-    fades monotonically and has no ridge. O(N) compares plus O(P K) for the P pixels
-    taken."""
+    fades monotonically and has no ridge. Small faint dots come back first
+    (`_faint_dots`). `labels` is C-contiguous (a new map of `recover_strokes`). O(N)
+    compares of the alpha bytes plus O(P K) for the P pixels taken."""
     h, w = labels.shape
     if h < 3 or w < 3 or len(pal) == 0:
         return
     if labels.min(initial=0) >= 0:
         return  # every pixel is artwork: nothing left out to recover
+    if not labels.flags.c_contiguous:
+        raise ValueError("the label map must be C-contiguous: it is changed in place")
     alpha_u8 = rgba[..., 3]
-    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats. Pixels
-    # off the border only, found in raster order.
+    # The left-out pixels at least `DOT_ALPHA` opaque, off the border, in raster order:
+    # alpha in [floor, 128), read as little-endian 32-bit words with alpha in the top
+    # byte (as `quantise.opacity`), by one wrapping subtraction and one compare.
+    # `quantise.assign` leaves out exactly the pixels under 128 and no step before this
+    # one leaves out any other, so these are all such pixels (checked against the map).
+    floor = int(np.ceil(DOT_ALPHA * 255.0))
+    words = np.ascontiguousarray(rgba).view("<u4")[..., 0]
+    found = np.flatnonzero((words - np.uint32(floor << 24)) < np.uint32((128 - floor) << 24))
+    y, x = np.divmod(found, w)
+    at = found[(y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)]
+    if len(at) == 0:
+        return  # nothing left out that could be recovered
+    flat_labels = labels.reshape(-1)
+    at = at[flat_labels[at] < 0]
+    _faint_dots(flat_labels, rgba, pal, at, w)
+    # alpha / 255 >= RIDGE_COVERAGE, in bytes; then the same coverages as floats.
     least = int(np.ceil(RIDGE_COVERAGE * 255.0))
-    found = (labels[1:-1, 1:-1] < 0) & (alpha_u8[1:-1, 1:-1] >= least)
-    ys, xs = np.divmod(np.flatnonzero(found), w - 2)
-    if len(ys) == 0:
+    alpha_flat = alpha_u8.reshape(-1)
+    at = at[(alpha_flat[at] >= least) & (flat_labels[at] < 0)]
+    if len(at) == 0:
         return
-    ys += 1
-    xs += 1
 
-    def alpha(yy: npt.NDArray[np.intp], xx: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
-        out: npt.NDArray[np.float64] = alpha_u8[yy, xx].astype(np.float64) / 255.0
+    def alpha(where: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        out: npt.NDArray[np.float64] = alpha_flat[where].astype(np.float64) / 255.0
         return out
 
-    mine = alpha(ys, xs)
-    ridge = np.zeros(len(ys), dtype=bool)
-    beside_solid = np.zeros(len(ys), dtype=bool)
-    for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        before = alpha(ys - dy, xs - dx)
-        after = alpha(ys + dy, xs + dx)
+    mine = alpha(at)
+    ridge = np.zeros(len(at), dtype=bool)
+    beside_solid = np.zeros(len(at), dtype=bool)
+    for step in (1, w, w + 1, w - 1):
+        before = alpha(at - step)
+        after = alpha(at + step)
         ridge |= (mine > before + RIDGE_STEP) & (mine >= after - RIDGE_STEP)
         beside_solid |= np.maximum(before, after) > mine + SOLID_STEP
     # Beside a much more opaque pixel it is the soft edge (or a resize's ringing) of a
     # shape, not a hairline of its own.
     ridge &= ~beside_solid
-    ys, xs = ys[ridge], xs[ridge]
-    if len(ys) == 0:
+    at = at[ridge]
+    if len(at) == 0:
         return
-    colour = rgba[ys, xs, :3].astype(np.float64)
+    colour = pixel_rows(rgba)[at, :3].astype(np.float64)
     distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
-    labels[ys, xs] = np.argmin(distance, axis=1).astype(np.int32)
+    flat_labels[at] = np.argmin(distance, axis=1).astype(np.int32)
+
+
+#: Least opacity of a faint dot on transparency (`_faint_dots`): a design's 25 % dot is
+#: kept, the faintest haze is not.
+DOT_ALPHA = 0.15
+#: Largest spread of a faint dot's opacity, as a share of its most opaque pixel: a dot
+#: is drawn at one opacity, a small soft shadow fades out from its middle.
+DOT_ALPHA_SPREAD = 0.3
+
+
+def _sorted_member(at: npt.NDArray[np.intp], query: npt.NDArray[np.intp]) -> BoolArray:
+    """Whether each of `query` is among the sorted `at`. O(Q log len(at))."""
+    if len(at) == 0:
+        return np.zeros(len(query), dtype=bool)
+    where = np.minimum(np.searchsorted(at, query), len(at) - 1)
+    found: BoolArray = at[where] == query
+    return found
+
+
+def _faint_dots(
+    flat_labels: IntArray,
+    rgba: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    at: npt.NDArray[np.intp],
+    w: int,
+) -> None:
+    """In place: a small dot drawn semi-transparent on transparency (a map pin's 25 %
+    centre dot) is left out with the background (alpha under 128). A group of left-out
+    pixels, 8-connected, each at least `DOT_ALPHA` opaque, that holds a solid 2x2 block,
+    has at most `DOT_MAX` pixels, touches no pixel of 128 or more (so it is no shape's
+    soft edge and no shadow under one) and is drawn at one opacity (spread at most
+    `DOT_ALPHA_SPREAD` of its most opaque pixel: no soft blob) takes the palette colour
+    nearest its own, as the rest of the art does whatever its opacity. `at`: those
+    left-out pixels off the border (flat indices, sorted; `w` the width). Without a 2x2
+    block among them there is no dot and nothing more is done. O(C log C) for the C
+    pixels `at`."""
+    block = _sorted_member(at, at + 1) & _sorted_member(at, at + w)
+    block[block] = _sorted_member(at, at[block] + w + 1)
+    if not block.any():
+        return
+    alpha_flat = rgba[..., 3].reshape(-1)
+    steps = (1, w, w + 1, w - 1)
+    near_solid = np.zeros(len(at), dtype=bool)
+    for step in steps + tuple(-s for s in steps):
+        near_solid |= alpha_flat[at + step] >= 128
+    src, dst = [], []
+    for step in steps:
+        linked = _sorted_member(at, at + step)
+        src.append(np.flatnonzero(linked))
+        dst.append(np.searchsorted(at, at[linked] + step))
+    count, group = graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
+    size = np.bincount(group, minlength=count)
+    has_block = np.zeros(count, dtype=bool)
+    has_block[group[block]] = True
+    touches = np.zeros(count, dtype=bool)
+    touches[group[near_solid]] = True
+    a = alpha_flat[at].astype(np.int64)
+    top = np.zeros(count, dtype=np.int64)
+    np.maximum.at(top, group, a)
+    low = np.full(count, 255, dtype=np.int64)
+    np.minimum.at(low, group, a)
+    dot = has_block & ~touches & (size <= DOT_MAX) & (top - low <= DOT_ALPHA_SPREAD * top)
+    taken = at[dot[group]]
+    if len(taken) == 0:
+        return
+    colour = pixel_rows(rgba)[taken, :3].astype(np.float64)
+    distance = ((colour[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
+    flat_labels[taken] = np.argmin(distance, axis=1).astype(np.int32)
 
 
 def _fringe_pixels(
@@ -680,7 +855,9 @@ def recover_strokes(
         return out
     lab = srgb_to_lab(pal)
     far = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=2) >= RIDGE_CONTRAST
-    at = np.flatnonzero((edge & (labels >= 0)).ravel())
+    # The edge pixels that are artwork: the labels read at the edge pixels alone.
+    at = np.flatnonzero(edge)
+    at = at[labels.reshape(-1)[at] >= 0]
     y, x = np.divmod(at, w)
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
@@ -690,7 +867,7 @@ def recover_strokes(
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out = _resolve_tints(labels, rows_u8, pal, pairs)
+    out = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
@@ -862,34 +1039,25 @@ def _ridges(
         keep = own_all[s + r] != f
         rows_found.append(r[keep] + s)
         colours_found.append(f[keep])
-    all_rows = np.concatenate(rows_found)
-    all_f = np.concatenate(colours_found)
-    # The exact tests direction by direction, on the same arrays as one direction alone.
-    cuts = np.searchsorted(all_rows, np.arange(directions + 1) * e)
-    out_rows, out_f, out_res, out_order = [], [], [], []
-    for i, order in enumerate(orders):
-        lo, hi = cuts[i], cuts[i + 1]
-        found = all_rows[lo:hi]
-        rows, f = found - i * e, all_f[lo:hi]
-        b = bg[found]
-        res, _ = segment_residual(px[rows], pal[b], pal[f], split)
-        towards = pal[f] - pal[b]
-        norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
-        t = ((px[rows] - pal[b]) * towards).sum(axis=1) / norm
-        t_before = ((px_before[found] - pal[b]) * towards).sum(axis=1) / norm
-        t_after = ((px_after[found] - pal[b]) * towards).sum(axis=1) / norm
-        good = (res < mix_tol) & (t >= least)
-        good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
-        out_rows.append(rows[good])
-        out_f.append(f[good])
-        out_res.append(res[good])
-        out_order.append(np.full(int(good.sum()), order, dtype=np.int32))
-    return (
-        np.concatenate(out_rows),
-        np.concatenate(out_f),
-        np.concatenate(out_res),
-        np.concatenate(out_order),
-    )
+    found = np.concatenate(rows_found)
+    f = np.concatenate(colours_found)
+    # The exact tests, on every direction's pairs at once: each is computed per pair from
+    # that pair's own values, so the answers are those of one direction at a time, and
+    # the pairs stay in direction order (row i * e + j is direction i).
+    rows = found % e if directions > 1 else found
+    b = bg[found]
+    start, end = pal[b], pal[f]
+    pixel = px[rows]
+    res, _ = segment_residual(pixel, start, end, split)
+    towards = end - start
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    t = ((pixel - start) * towards).sum(axis=1) / norm
+    t_before = ((px_before[found] - start) * towards).sum(axis=1) / norm
+    t_after = ((px_after[found] - start) * towards).sum(axis=1) / norm
+    good = (res < mix_tol) & (t >= least)
+    good &= (t > t_before + RIDGE_STEP) & (t >= t_after - RIDGE_STEP)
+    order = np.asarray(orders, dtype=np.int32)[found[good] // e]
+    return rows[good], f[good], res[good], order
 
 
 def bridge_corners(
