@@ -168,56 +168,60 @@ def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 
     Separable, in bands of rows (each band read with the two rows either side): each row
     is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
-    bytes; 16 uint8 max/min operations per band on overlapping slices of four scratch
-    buffers allocated once, O(N). Identical to the largest of
-    `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` over the colour
-    channels (whose default "reflect" border repeats pixels already inside the window).
+    bytes. A window of five is built by doubling (pairs, then fours, then one more
+    pixel), three uint8 max and three min operations per direction on slices of scratch
+    buffers allocated once, O(N); the border pixels' truncated windows come from the
+    same pairs and fours, and the rows above and below the image repeat its first and
+    last row, which adds nothing to a window already holding them. Identical to the
+    largest of `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` over the
+    colour channels (whose default "reflect" border repeats pixels already inside the
+    window).
     """
     h, w, c = img.shape
+    if h < 5 or w < 5:
+        # Repeated border pixels change no truncated window; the doubling needs five.
+        grown = np.pad(img, ((0, max(0, 5 - h)), (0, max(0, 5 - w)), (0, 0)), mode="edge")
+        return _spread5(grown)[:h, :w]
     wc = w * c
     rows = np.ascontiguousarray(img).reshape(h, wc)
     out = np.empty((h, w), dtype=np.uint8)
     band = max(1, min(h, SPREAD_BAND_BYTES // max(wc, 1)))
-    hi_buf = np.empty((min(h, band + 4), wc), dtype=np.uint8)
+    hi_buf = np.empty((band + 4, wc), dtype=np.uint8)
     lo_buf = np.empty_like(hi_buf)
-    vhi_buf = np.empty((band, wc), dtype=np.uint8)
-    vlo_buf = np.empty_like(vhi_buf)
+    pairs = np.empty((band + 4, wc - c), dtype=np.uint8)
+    fours = np.empty((band + 4, wc - 3 * c), dtype=np.uint8)
+    v_pairs = np.empty((band + 3, wc), dtype=np.uint8)
+    v_fours = np.empty((band + 1, wc), dtype=np.uint8)
+    ranges_buf = np.empty((band, wc), dtype=np.uint8)
+    lo_out = np.empty_like(ranges_buf)
     for r0 in range(0, h, band):
         r1 = min(h, r0 + band)
-        a, b = max(0, r0 - 2), min(h, r1 + 2)
-        src = rows[a:b]
-        hi, lo = hi_buf[: b - a], lo_buf[: b - a]
-        hi[...] = src
-        lo[...] = src
-        for d in (c, 2 * c):
-            if d >= wc:
-                break
-            # Reading `src`, never the array being written, so overlapping slices are safe.
-            np.maximum(hi[:, d:], src[:, :-d], out=hi[:, d:])
-            np.maximum(hi[:, :-d], src[:, d:], out=hi[:, :-d])
-            np.minimum(lo[:, d:], src[:, :-d], out=lo[:, d:])
-            np.minimum(lo[:, :-d], src[:, d:], out=lo[:, :-d])
         n = r1 - r0
-        vhi, vlo = vhi_buf[:n], vlo_buf[:n]
-        vhi[...] = hi[r0 - a : r1 - a]
-        vlo[...] = lo[r0 - a : r1 - a]
-        for d in (-2, -1, 1, 2):
-            # Output rows r0..r1 whose row r + d lies inside the image (and so in the band).
-            first, last = max(r0, a - d), min(r1, b - d)
-            if first >= last:
-                continue
-            np.maximum(
-                vhi[first - r0 : last - r0],
-                hi[first + d - a : last + d - a],
-                out=vhi[first - r0 : last - r0],
-            )
-            np.minimum(
-                vlo[first - r0 : last - r0],
-                lo[first + d - a : last + d - a],
-                out=vlo[first - r0 : last - r0],
-            )
-        np.subtract(vhi, vlo, out=vhi)
-        ranges = vhi.reshape(n, w, c)
+        a, b = max(0, r0 - 2), min(h, r1 + 2)
+        # Slot j of the band's buffers holds image row r0 - 2 + j (clamped into the image).
+        top = a - (r0 - 2)
+        src = rows[a:b]
+        for reduce, buf in ((np.maximum, hi_buf), (np.minimum, lo_buf)):
+            dst = buf[top : top + b - a]
+            m2, m4 = pairs[: b - a], fours[: b - a]
+            reduce(src[:, :-c], src[:, c:], out=m2)
+            reduce(m2[:, : -2 * c], m2[:, 2 * c :], out=m4)
+            reduce(m4[:, :-c], src[:, 4 * c :], out=dst[:, 2 * c : wc - 2 * c])
+            reduce(m2[:, :c], src[:, 2 * c : 3 * c], out=dst[:, :c])
+            dst[:, c : 2 * c] = m4[:, :c]
+            dst[:, wc - 2 * c : wc - c] = m4[:, wc - 4 * c :]
+            reduce(m2[:, wc - 3 * c : wc - 2 * c], src[:, wc - c :], out=dst[:, wc - c :])
+            buf[:top] = buf[top]
+            bottom = top + b - a
+            buf[bottom : n + 4] = buf[bottom - 1]
+        for reduce, buf, res in ((np.maximum, hi_buf, ranges_buf), (np.minimum, lo_buf, lo_out)):
+            v2, v4 = v_pairs[: n + 3], v_fours[: n + 1]
+            reduce(buf[: n + 3], buf[1 : n + 4], out=v2)
+            reduce(v2[: n + 1], v2[2 : n + 3], out=v4)
+            reduce(v4[:n], buf[4 : n + 4], out=res[:n])
+        rng = ranges_buf[:n]
+        np.subtract(rng, lo_out[:n], out=rng)
+        ranges = rng.reshape(n, w, c)
         np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])
         np.maximum(out[r0:r1], ranges[..., 2], out=out[r0:r1])
     return out

@@ -117,7 +117,10 @@ def test_spread5_in_bands_is_the_whole_image_filter(
 
     monkeypatch.setattr(quantise, "SPREAD_BAND_BYTES", band_bytes)
     rng = np.random.default_rng(band_bytes)
-    for shape in [(1, 5, 4), (3, 6, 3), (6, 1, 4), (40, 9, 4), (67, 66, 3), (130, 7, 4)]:
+    for shape in [
+        (1, 5, 4), (3, 6, 3), (6, 1, 4), (5, 5, 4), (8, 5, 4), (5, 11, 3),
+        (40, 9, 4), (67, 66, 3), (130, 7, 4),
+    ]:  # fmt: skip
         # Few levels, so flat runs and equal neighbours occur as in artwork.
         img = (rng.integers(0, 4, shape) * 60).astype(np.uint8)
         want = np.stack(
