@@ -254,61 +254,71 @@ class Histogram:
 class Colours:
     """The distinct colours of the opaque pixels, shared by the steps that work per colour
     rather than per pixel (flat art has a few hundred distinct colours in 10^5-10^6 pixels).
+
+    The per-pixel facts cover the whole raster, -1 for the pixels left out (alpha < 128),
+    so a map per pixel is one fill of the runs, never a masked scatter into a fresh map,
+    and a pixel's colour is one look-up, never a search by its key.
     """
 
     keys: IntArray  # (U,) sorted 24-bit keys (r << 16 | g << 8 | b)
     rgb: npt.NDArray[np.int64]  # (U, 3) the colours
-    inverse: IntArray  # (M,) each opaque pixel's colour, in raster order of the opaque pixels
+    inverse: IntArray  # (N,) each pixel's colour in raster order, -1 where not opaque
     count: npt.NDArray[np.int64]  # (U,) opaque pixels of each colour
     flat: npt.NDArray[np.int64]  # (U,) flat pixels of each colour
-    everything: bool  # every pixel is opaque (inverse then covers the whole raster)
-    run_colour: IntArray  # (R,) the colour of each run of equal colours in `inverse`
+    everything: bool  # every pixel is opaque (no -1 in `inverse`)
+    run_colour: IntArray  # (R,) the colour of each run of equal values in `inverse`, or -1
     run_length: npt.NDArray[np.int64]  # (R,) and its length
 
-    def spread(self, values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """A per-colour value for each opaque pixel (raster order of the opaque pixels),
-        repeated run by run: O(R) look-ups and one fill, much cheaper than indexing by
-        `inverse` pixel by pixel."""
+    def spread(self, values: npt.NDArray[Any], fill: Any = 0) -> npt.NDArray[Any]:
+        """A per-colour value for each pixel (raster order, (N,)), `fill` where not
+        opaque, repeated run by run: O(R) look-ups and one fill, much cheaper than
+        indexing by `inverse` pixel by pixel."""
+        if not self.everything:
+            # Index -1 (a run left out) reads the appended `fill`.
+            values = np.append(values, np.asarray(fill, dtype=values.dtype))
         return np.repeat(values[self.run_colour], self.run_length)
 
     def of_pixels(
         self, rows: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.int64]:
         """The colour index of the opaque pixels `at` (flat indices into the image's pixel
-        rows, `pixel_rows`). O(len(at)), times log U when not every pixel is opaque."""
-        if self.everything:
-            return self.inverse[at].astype(np.int64)
-        found: npt.NDArray[np.int64] = np.searchsorted(self.keys, colour_keys(rows[at]))
+        rows, `pixel_rows`, of the image these colours were found in). O(len(at))."""
+        found: npt.NDArray[np.int64] = self.inverse[at].astype(np.int64)
         return found
 
     def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
-        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(N)."""
-        if self.everything:
-            return self.inverse.reshape(shape)
-        out = np.full(shape, -1, dtype=np.int32)
-        out[opaque] = self.inverse
-        return out
+        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(1): a view."""
+        return self.inverse.reshape(shape)
 
 
 def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
     """Step 2b: the distinct colours of the opaque pixels with their pixel and flat counts.
-    Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are summed
-    per run, not per pixel."""
+    The pixels left out take the key -1, which sorts before every colour and is dropped
+    after the runs are found, so the colours keep the indices of the opaque pixels' sorted
+    keys. Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are
+    summed per run, not per pixel."""
     everything = bool(maps.opaque.all())
-    keys = colour_keys(rgb)
-    runs = _colour_runs(keys.ravel() if everything else keys[maps.opaque])
+    keys = colour_keys(rgb).reshape(-1)  # a fresh array: marked in place below
+    if not everything:
+        np.copyto(keys, -1, where=~maps.opaque.reshape(-1))
+    runs = _colour_runs(keys)
     del keys
-    flat_px = maps.flat.ravel() if everything else maps.flat[maps.opaque]
-    u = len(runs.uniq)
-    count = np.bincount(runs.index, runs.lengths, minlength=u).astype(np.int64)
+    index, uniq = runs.index, runs.uniq
+    taken: npt.NDArray[np.bool_] | slice = slice(None)
+    if not everything:
+        index -= 1
+        uniq = uniq[1:]
+        taken = index >= 0
+    u = len(uniq)
+    count = np.bincount(index[taken], runs.lengths[taken], minlength=u).astype(np.int64)
     if len(runs.heads):
-        flat_runs = np.add.reduceat(flat_px.view(np.uint8), runs.heads, dtype=np.int64)
+        flat_px = maps.flat.reshape(-1).view(np.uint8)
+        flat_runs = np.add.reduceat(flat_px, runs.heads, dtype=np.int64)
     else:
         flat_runs = np.zeros(0, dtype=np.int64)
-    flat = np.bincount(runs.index, flat_runs, minlength=u).astype(np.int64)
-    uniq = runs.uniq
+    flat = np.bincount(index[taken], flat_runs[taken], minlength=u).astype(np.int64)
     ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int64)
-    inv = np.repeat(runs.index, runs.lengths)
+    inv = np.repeat(index, runs.lengths)
     return Colours(
         keys=uniq,
         rgb=ucol,
@@ -316,7 +326,7 @@ def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
         count=count,
         flat=flat,
         everything=everything,
-        run_colour=runs.index,
+        run_colour=index,
         run_length=runs.lengths,
     )
 
@@ -871,9 +881,8 @@ def assign(
     interiors.
     """
     h, w = maps.opaque.shape
-    labels = np.full((h, w), -1, dtype=np.int32)
     if len(palette) == 0:
-        return labels
+        return np.full((h, w), -1, dtype=np.int32)
     if colours is None:
         colours = distinct_colours(rgb, maps)
     if len(palette) == 2 and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
@@ -881,17 +890,14 @@ def assign(
         uidx = colour_count.ink_or_paper(colours.rgb.astype(np.float64), colours.count, palette)
         if colours.everything:
             return colours.spread(uidx).reshape(h, w)
-        labels[maps.opaque] = colours.spread(uidx)
-        return labels
+        return colours.spread(uidx.astype(np.int32), -1).reshape(h, w)
     uidx, udist = nearest(srgb_to_lab(colours.rgb.astype(np.float64)), srgb_to_lab(palette))
     upure = udist <= tol.point
     if colours.everything:
         labels = colours.spread(uidx).reshape(h, w)
-        pure = colours.spread(upure).reshape(h, w)
     else:
-        labels[maps.opaque] = colours.spread(uidx)
-        pure = np.zeros((h, w), dtype=bool)
-        pure[maps.opaque] = colours.spread(upure)
+        labels = colours.spread(uidx.astype(np.int32), -1).reshape(h, w)
+    pure = colours.spread(upure, False).reshape(h, w)
 
     noise = max(maps.noise, maps.grain)
     if (noise >= colour_count.CLEAN_NOISE and len(palette) > TABLE_COLOURS) or (
