@@ -940,14 +940,21 @@ def _unmix_edges(
     none = k
     pad = 3
     stride = w + 2 * pad
-    rel = np.full((h + 2 * pad, stride), none, dtype=np.int8 if k < 127 else np.int16)
-    rel[pad:-pad, pad:-pad] = np.where(reliable, labels, none)
-    rel_flat = rel.ravel()
     if k <= MASK_COLOURS:
-        around = _interior_bits(rel, h, w, k)
+        bits, around = _interior_bits(labels, reliable, k)
         # Pixels with no interior among their candidates have nothing to take.
         at = np.flatnonzero(edge & (around != 0))
+        # The candidates read from the bitmask image: a bit's index is the colour, no bit
+        # is `none`; the same int8 values the padded map below holds.
+        decoded = np.full(1 << k, none, dtype=np.int8)
+        decoded[1 << np.arange(k)] = np.arange(k)
+        colour_of_bit: npt.NDArray[np.int8] | None = decoded
+        rel_flat = bits.ravel()
     else:
+        colour_of_bit = None
+        rel = np.full((h + 2 * pad, stride), none, dtype=np.int8 if k < 127 else np.int16)
+        np.copyto(rel[pad:-pad, pad:-pad], labels, where=reliable, casting="unsafe")
+        rel_flat = rel.ravel()
         at = np.flatnonzero(edge & _dilate(reliable, 3))
     shifts = np.array([dy * stride + dx for dy, dx in _OFFSETS], dtype=np.int64)
     flat_labels = labels.reshape(-1)
@@ -967,6 +974,8 @@ def _unmix_edges(
         p = at[s : s + _CHUNK]
         y = p // w
         cand = rel_flat[(p + (y * 2 * pad + pad * stride + pad))[:, None] + shifts[None, :]]
+        if colour_of_bit is not None:
+            cand = colour_of_bit[cand]
         if table is not None:
             # Distances to every palette colour per distinct colour, looked up per
             # candidate; the column `none` holds infinity.
@@ -1009,21 +1018,47 @@ def _unmix_edges(
 
 
 def _interior_bits(
-    rel: npt.NDArray[np.integer[Any]], h: int, w: int, k: int
-) -> npt.NDArray[np.unsignedinteger[Any]]:
-    """Step 6b (up to `MASK_COLOURS` colours): for every pixel, a bitmask of the interior
-    colours among its 24 candidates (`_OFFSETS`). `rel` is `_unmix_edges`' padded interior
-    map, K where there is none; bit K ("none") is cleared. The OR of 24 shifted views of a
-    one-bit-per-colour image: whole-image byte operations, far cheaper than gathering 24
-    candidates per pixel. Cost: 24 O(N) ORs of 1, 2 or 4 bytes per pixel."""
-    bit = np.uint8 if k < 8 else np.uint16 if k < 16 else np.uint32
+    labels: IntArray, reliable: BoolArray, k: int
+) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.unsignedinteger[Any]]]:
+    """Step 6b (up to `MASK_COLOURS` colours): for every edge pixel, a bitmask of the
+    interior colours among its 24 candidates (`_OFFSETS`: the pixels 1, 2 and 3 steps away
+    along the rows, columns and both diagonals).
+
+    Returns the padded one-bit-per-colour image of the `reliable` interiors (3 pixels of
+    zeros around the image and one more row below, in which flat index
+    (y + 3) (W + 6) + x + 3 is pixel (y, x)) and the (H, W) masks. Each of the four lines is
+    a window of seven pixels, ORed by doubling on the flat padded image (pairs, fours,
+    sevens: three ORs of contiguous bytes), then the four lines together. The windows hold
+    the pixel itself too, which adds nothing at an edge pixel (never an interior) and is
+    not read elsewhere. Cost: 16 O(N) ORs of 1 or 2 bytes per pixel."""
+    h, w = labels.shape
+    bit = np.uint8 if k <= 8 else np.uint16
     pad = 3
-    bits = np.left_shift(bit(1), rel.astype(bit))
-    around = np.zeros((h, w), dtype=bit)
-    for dy, dx in _OFFSETS:
-        np.bitwise_or(around, bits[pad + dy : pad + dy + h, pad + dx : pad + dx + w], out=around)
-    np.bitwise_and(around, bit((1 << k) - 1), out=around)
-    return around
+    stride = w + 2 * pad
+    bits = np.zeros((h + 2 * pad + 1, stride), dtype=bit)
+    inner = bits[pad : pad + h, pad:-pad]
+    # Shifted in the narrow type, then zeroed off the interiors (a masked, casting shift
+    # costs three times as much); a label of -1 is never an interior.
+    np.left_shift(bit(1), labels.astype(bit), out=inner)
+    np.multiply(inner, reliable, out=inner)
+    flat = bits.ravel()
+    n = len(flat)
+    pairs = np.empty(n, dtype=bit)
+    fours = np.empty(n, dtype=bit)
+    around = np.empty((h, w), dtype=bit)
+    for line, step in enumerate((1, stride, stride + 1, stride - 1)):
+        np.bitwise_or(flat[: n - step], flat[step:], out=pairs[: n - step])
+        np.bitwise_or(pairs[: n - 3 * step], pairs[2 * step : n - step], out=fours[: n - 3 * step])
+        sevens = pairs[: n - 6 * step]
+        np.bitwise_or(fours[: n - 6 * step], fours[3 * step : n - 3 * step], out=sevens)
+        # The window of seven starting 3 steps before each pixel.
+        start = pad * stride + pad - 3 * step
+        centred = sevens[start : start + h * stride].reshape(h, stride)[:, :w]
+        if line == 0:
+            around[...] = centred
+        else:
+            np.bitwise_or(around, centred, out=around)
+    return bits, around
 
 
 def _nearest_may_differ(
@@ -1047,6 +1082,14 @@ def _nearest_may_differ(
     bit = around.dtype.type
     present = around.ravel()[at]
     here = labels.ravel()[at]
+    if table is not None and len(table) << k <= MAY_DIFFER_TABLE:
+        # Per (distinct colour, interior mask) pair, the loop below's answer, looked up.
+        nearest_label, tie = _nearest_in_masks(table[:, :k])
+        pair = colours.of_pixels(flat_rgb, at) << k
+        pair += present
+        found = nearest_label[pair]
+        out_table: BoolArray = ((found != k) & (found != here)) | tie[pair]
+        return out_table
     best = np.full(len(at), np.inf, dtype=np.float32)
     nearest_label = np.full(len(at), k, dtype=np.int16)
     tie = np.zeros(len(at), dtype=bool)
@@ -1073,6 +1116,33 @@ def _nearest_may_differ(
         np.copyto(nearest_label, j, where=closer)
     out: BoolArray = ((nearest_label != k) & (nearest_label != here)) | tie
     return out
+
+
+#: Largest (distinct colours x interior masks) table `_nearest_may_differ` builds.
+MAY_DIFFER_TABLE = 1 << 16
+
+
+def _nearest_in_masks(
+    distances: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], BoolArray]:
+    """For every distinct colour (row of `distances`, its (U, K) float32 squared distances
+    to the palette) and every mask of interior colours (0 .. 2^K - 1): the first colour of
+    the mask at the least distance (K for an empty mask), and whether another colour of the
+    mask ties with it. Flattened, colour-major: entry u * 2^K + mask. What
+    `_nearest_may_differ`'s loop finds colour by colour: a strictly closer colour takes
+    over, so the first at the minimum wins, and a tie stands only when a later colour of
+    the mask reaches the same minimum. Cost: O(U 2^K K)."""
+    k = distances.shape[1]
+    masks = np.arange(1 << k)
+    has = ((masks[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
+    within = np.where(has[None, :, :], distances[:, None, :], np.float32(np.inf))
+    first = np.argmin(within, axis=2)
+    least = np.take_along_axis(within, first[..., None], axis=2)
+    empty = ~has.any(axis=1)
+    first[:, empty] = k
+    tie = (within == least).sum(axis=2) >= 2
+    tie[:, empty] = False
+    return first.reshape(-1), tie.reshape(-1)
 
 
 def _squared_distances(cols: FloatArray, pal32: FloatArray) -> FloatArray:
