@@ -267,8 +267,9 @@ def test_nearest_colour_of_each_mask_is_the_loops_answer(
     table = quantise._squared_distances(colours.rgb.astype(np.float32), pal32)
     at = np.flatnonzero(maps.opaque.ravel())
     labels = rng.integers(-1, k, (30, 40)).astype(np.int32)
-    kind = np.uint8 if k <= 8 else np.uint16
-    around = rng.integers(0, 1 << k, (30, 40)).astype(kind)
+    around: np.ndarray[tuple[int, int], np.dtype[np.unsignedinteger]] = rng.integers(
+        0, 1 << k, (30, 40)
+    ).astype(np.uint8 if k <= 8 else np.uint16)
     rows = quantise.pixel_rows(rgba)
     by_table = quantise._nearest_may_differ(around, labels, at, rows, colours, pal32, table)
     monkeypatch.setattr(quantise, "MAY_DIFFER_TABLE", 0)
