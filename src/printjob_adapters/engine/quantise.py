@@ -94,14 +94,19 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     count as edge pixels (mixtures), not as flat colour.
     """
     opaque, solid = _opacity(rgba)
-    spread = _spread5(rgba)
-    # Transparent pixels carry meaningless colour; their neighbours are not interiors.
-    if solid.all():
-        solid_interior = solid
+    everywhere = bool(solid.all())
+    # Transparent pixels carry meaningless colour; their neighbours are not interiors: the
+    # pixels whose whole 5x5 window is fully opaque, found by the same pass as the spread
+    # (the window's least alpha is 255).
+    solid_interior = solid if everywhere else np.empty(solid.shape, dtype=bool)
+    spread = _spread5(rgba, None if everywhere else solid_interior)
+    if everywhere:
         interior_spread = spread.ravel()
+        total = interior_spread.size
     else:
-        solid_interior = ~_dilate(~solid, 2)
-        interior_spread = spread[solid_interior]
+        # Off the interiors a spread no count below reads, rather than a gather of the rest.
+        interior_spread = np.where(solid_interior, spread, np.uint8(255)).ravel()
+        total = int(np.count_nonzero(solid_interior))
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
     counts = _low_counts(interior_spread, 17)
@@ -109,9 +114,9 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # Hardly any near-flat area (a phone photo of a print, heavy grain): noise all over,
     # whose typical spread, not the few calm pixels, says how far its colours scatter.
     grain = 0.0
-    total = len(interior_spread)
     if total >= NOISY_ALL_OVER_MIN and counts.sum() < NEAR_FLAT_SHARE * total:
-        grain = min(float(np.median(interior_spread)), MAX_NOISE)
+        values = spread.ravel() if everywhere else spread[solid_interior]
+        grain = min(float(np.median(values)), MAX_NOISE)
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
@@ -162,9 +167,14 @@ def _low_counts(values: npt.NDArray[np.uint8], below: int) -> npt.NDArray[np.int
 SPREAD_BAND_BYTES = 1 << 17
 
 
-def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+def _spread5(
+    img: npt.NDArray[np.uint8], solid_interior: BoolArray | None = None
+) -> npt.NDArray[np.uint8]:
     """The largest over the first three channels of max minus min over each pixel's 5x5
     window (truncated at the image border), uint8 (H, W), of a uint8 (H, W, C) image.
+    Given `solid_interior` ((H, W) bool, C = 4), also fills it with whether the window's
+    least alpha is 255 (the window's minimum of the fourth channel, which the pass
+    computes anyway).
 
     Separable, in bands of rows (each band read with the two rows either side): each row
     is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
@@ -181,7 +191,11 @@ def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     if h < 5 or w < 5:
         # Repeated border pixels change no truncated window; the doubling needs five.
         grown = np.pad(img, ((0, max(0, 5 - h)), (0, max(0, 5 - w)), (0, 0)), mode="edge")
-        return _spread5(grown)[:h, :w]
+        grown_interior = None if solid_interior is None else np.empty(grown.shape[:2], bool)
+        out_grown = _spread5(grown, grown_interior)
+        if solid_interior is not None and grown_interior is not None:
+            solid_interior[...] = grown_interior[:h, :w]
+        return out_grown[:h, :w]
     wc = w * c
     rows = np.ascontiguousarray(img).reshape(h, wc)
     out = np.empty((h, w), dtype=np.uint8)
@@ -220,6 +234,8 @@ def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
             reduce(v2[: n + 1], v2[2 : n + 3], out=v4)
             reduce(v4[:n], buf[4 : n + 4], out=res[:n])
         rng = ranges_buf[:n]
+        if solid_interior is not None:
+            np.equal(lo_out[:n].reshape(n, w, c)[..., 3], 255, out=solid_interior[r0:r1])
         np.subtract(rng, lo_out[:n], out=rng)
         ranges = rng.reshape(n, w, c)
         np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])

@@ -151,7 +151,9 @@ def segment(
         near=near,
     )
     checkpoint(0.7)
-    labels = comps.labels()
+    if comps is not first_comps or labels.dtype != np.int32:
+        labels = comps.labels()
+    # else nothing merged: the components still partition `labels` itself.
     # The colours still in use, known from the components unless the speck filter runs.
     in_use = np.zeros(len(palette), dtype=bool)
     in_use[comps.label[comps.label >= 0]] = True

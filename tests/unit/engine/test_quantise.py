@@ -299,3 +299,20 @@ def test_interior_bits_are_the_interior_colours_among_the_24_candidates(k: int) 
     stride = w + 6
     inner = bits.ravel()[(np.arange(h)[:, None] + 3) * stride + np.arange(w)[None, :] + 3]
     assert np.array_equal(inner, np.where(reliable, 1 << np.maximum(labels, 0), 0))
+
+
+@pytest.mark.parametrize("band_bytes", [1, 64, 1 << 17])
+def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
+    band_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fully opaque 5x5 windows, found by the spread's own pass: the same as eroding
+    the fully opaque pixels (`_dilate` of the rest), at every band edge and border."""
+    monkeypatch.setattr(quantise, "SPREAD_BAND_BYTES", band_bytes)
+    rng = np.random.default_rng(band_bytes)
+    for shape in [(1, 1, 4), (3, 7, 4), (5, 5, 4), (9, 4, 4), (40, 33, 4), (67, 66, 4)]:
+        img = rng.integers(0, 256, shape).astype(np.uint8)
+        img[..., 3] = np.where(rng.random(shape[:2]) < 0.97, 255, rng.integers(0, 255))
+        interior = np.zeros(shape[:2], dtype=bool)
+        spread = quantise._spread5(img, interior)
+        assert np.array_equal(spread, quantise._spread5(img))
+        assert np.array_equal(interior, ~quantise._dilate(img[..., 3] != 255, 2))
