@@ -329,7 +329,10 @@ def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
     count = np.bincount(index[taken], runs.lengths[taken], minlength=u).astype(np.int64)
     if len(runs.heads):
         flat_px = maps.flat.reshape(-1).view(np.uint8)
-        flat_runs = np.add.reduceat(flat_px, runs.heads, dtype=np.int64)
+        # Summed in 32 bits (a run is at most the image, far under 2^31 pixels within the
+        # decode limits): `reduceat` converts the whole mask to its sum type first, and
+        # 4 bytes a pixel is half the fresh memory of 8.
+        flat_runs = np.add.reduceat(flat_px, runs.heads, dtype=np.int32).astype(np.int64)
     else:
         flat_runs = np.zeros(0, dtype=np.int64)
     flat = np.bincount(index[taken], flat_runs[taken], minlength=u).astype(np.int64)
