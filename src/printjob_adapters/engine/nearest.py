@@ -19,6 +19,9 @@ process. `PointSet` answers the same queries, with the same results, in the subs
 - `query_ball_point` (fixed radius, given colours): the same grid, each query looking at
   the 27 cubes around its own by binary search; one colour alone is a pass over the
   points. O(Q log N) plus the candidates.
+- Both radius queries measure every distance instead when there are at most
+  `SMALL_WORK` of them (the few dozen bins and candidates of a flat logo): the same
+  pairs, found with a few NumPy calls rather than the grid's sorting and searching.
 
 The whole-array searches are for the sizes of flat art (a few thousand histogram bins,
 palettes of tens of colours): there they cost less than importing `scipy.spatial`. Past
@@ -47,6 +50,11 @@ Int64Array = npt.NDArray[np.int64]
 #: them, as for every flat logo, SciPy is not loaded at all.
 NEAREST_WORK = 1 << 16
 RADIUS_POINTS = 4096
+#: Up to this many distances (points x points, or queries x points), a radius query
+#: measures them all: for the few dozen histogram bins and candidates of a flat logo the
+#: grid's sorting and searching cost more than the distances. The same pairs, each
+#: distance computed with the same operations.
+SMALL_WORK = 1 << 14
 
 #: Elements (queries x entries, or candidate pairs) handled per block: bounds memory to
 #: a few tens of MB whatever the number of queries.
@@ -130,9 +138,15 @@ class PointSet:
         """The pairs (i, j), i < j, of points at most `r` apart, as an (M, 2) array."""
         if output_type != "ndarray":
             raise ValueError("only output_type='ndarray' is supported")
-        if len(self.points) > RADIUS_POINTS:
+        n = len(self.points)
+        if n > RADIUS_POINTS:
             pairs: Int64Array = self._tree().query_pairs(r, output_type="ndarray")
             return pairs.astype(np.int64)
+        if n * n <= SMALL_WORK:
+            # Every pair measured: cheaper than sorting a few dozen points into cubes.
+            near = _squared(self.points[:, None, :], self.points[None, :, :]) <= r * r
+            first, second = np.nonzero(np.triu(near, 1))
+            return np.stack([first, second], axis=1).astype(np.int64)
         return self._grid(r).pairs(r)
 
     def query_ball_point(
@@ -153,7 +167,7 @@ class PointSet:
         if len(self.points) > RADIUS_POINTS and len(q2) > 1:
             near = self._tree().query_ball_point(q2, r, return_sorted=True)
             return [np.asarray(hits, dtype=np.int64) for hits in near]
-        rows, hits = self._grid(r).within(q2, r)
+        rows, hits = self._within(q2, r)
         cuts = np.searchsorted(rows, np.arange(1, len(q2)))
         per_row = np.split(hits, cuts)
         return per_row[0] if single else per_row
@@ -171,6 +185,16 @@ class PointSet:
             rows = np.repeat(np.arange(len(q), dtype=np.int64), lengths)
             hits = np.fromiter(itertools.chain.from_iterable(near), np.int64, int(lengths.sum()))
             return rows, hits
+        return self._within(q, r)
+
+    def _within(self, q: FloatArray, r: float) -> tuple[Int64Array, Int64Array]:
+        """(query row, point index) of every point within `r` of a row, rows ascending."""
+        if len(q) * len(self.points) <= SMALL_WORK:
+            # Every (row, point) distance, each row's points in index order: cheaper than
+            # a grid for a few dozen of each.
+            inside = _squared(q[:, None, :], self.points[None, :, :]) <= r * r
+            row, hit = np.nonzero(inside)
+            return row.astype(np.int64), hit.astype(np.int64)
         return self._grid(r).within(q, r)
 
     def _tree(self) -> Any:

@@ -97,8 +97,7 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
     if total <= 0:
         return None
     cells = np.arange(least, top + 1)
-    fold_x = _folds(across, cells, top)
-    fold_y = _folds(down, cells, top)
+    fold_x, fold_y = _folds((across, down), cells, top)
     phases = np.stack([np.argmax(fold_x, axis=1), np.argmax(fold_y, axis=1)], axis=1)
     share = (fold_x.max(axis=1) + fold_y.max(axis=1)) / total
     best = share.max()
@@ -117,22 +116,32 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
 
 
 def _folds(
-    profile: npt.NDArray[np.float64], cells: npt.NDArray[np.int64], top: int
-) -> npt.NDArray[np.float64]:
-    """The change of `profile` (the grid line after pixel i - 1 at index i - 1) folded onto
-    each cell size: row i holds, per phase p < cells[i], the change on the lines at
+    profiles: tuple[npt.NDArray[np.float64], ...], cells: npt.NDArray[np.int64], top: int
+) -> list[npt.NDArray[np.float64]]:
+    """The change of each profile (the grid line after pixel i - 1 at index i - 1) folded
+    onto each cell size: row i holds, per phase p < cells[i], the change on the lines at
     p + k cells[i]; phases past the cell are -1, so a row's argmax and max are those of its
     fold. All cells in one weighted bincount, which adds each row's values in the order a
-    bincount per cell would: the same sums. O(len(cells) × len(profile))."""
+    bincount per cell would: the same sums. The phase of every (cell, line) is computed
+    once per profile length (a square image's two profiles share it).
+    O(len(cells) × len(profile)) per profile."""
     m = len(cells)
-    lines = np.arange(1, len(profile) + 1)
-    index = lines[None, :] % cells[:, None]
-    index += (np.arange(m) * top)[:, None]
-    weights = np.broadcast_to(profile, (m, len(profile))).ravel()
-    folds = np.asarray(np.bincount(index.ravel(), weights, minlength=m * top), dtype=np.float64)
-    folds = folds.reshape(m, top)
-    folds[np.arange(top)[None, :] >= cells[:, None]] = -1.0
-    return folds
+    past = np.arange(top)[None, :] >= cells[:, None]
+    index_of: dict[int, npt.NDArray[np.int64]] = {}
+    out: list[npt.NDArray[np.float64]] = []
+    for profile in profiles:
+        index = index_of.get(len(profile))
+        if index is None:
+            lines = np.arange(1, len(profile) + 1)
+            index = lines[None, :] % cells[:, None]
+            index += (np.arange(m) * top)[:, None]
+            index = index_of[len(profile)] = index.ravel()
+        weights = np.broadcast_to(profile, (m, len(profile))).ravel()
+        folds = np.asarray(np.bincount(index, weights, minlength=m * top), dtype=np.float64)
+        folds = folds.reshape(m, top)
+        folds[past] = -1.0
+        out.append(folds)
+    return out
 
 
 #: Above this share of neighbouring pixel pairs that differ (photos, noise, busy art), the
@@ -170,9 +179,7 @@ def change_profiles(
     differ_down = words[1:] != words[:-1]
     differing = np.count_nonzero(differ_across) + np.count_nonzero(differ_down)
     if differing <= (SPARSE_CHANGE_OPAQUE if opaque else SPARSE_CHANGE) * h * w:
-        pixels = rows.reshape(h * w, c)
-        across = _sparse_change(pixels, differ_across, w, 1, opaque, w - 1, axis=1)
-        down = _sparse_change(pixels, differ_down, w, w, opaque, h - 1, axis=0)
+        across, down = _sparse_change(rows.reshape(h * w, c), differ_across, differ_down, opaque)
     elif opaque:
         flat_rows = rows.reshape(h, w * c)
         across = _change_sums(flat_rows, c, np.uint8)
@@ -190,35 +197,50 @@ def change_profiles(
 
 def _sparse_change(
     pixels: npt.NDArray[np.uint8],
-    differ: npt.NDArray[np.bool_],
-    width: int,
-    step: int,
+    differ_across: npt.NDArray[np.bool_],
+    differ_down: npt.NDArray[np.bool_],
     opaque: bool,
-    length: int,
-    axis: int,
-) -> npt.NDArray[np.int64]:
-    """The integer change profile (as `_change_sums` sums it: the bytes' |difference| on
-    an opaque image, else 255 times the premultiplied one) from the pixel pairs that
-    differ: `differ` marks pair (y, x) of pixels y * width + x and that plus `step`;
-    summed per column (`axis` 1) or per row (`axis` 0) of `differ`, `length` entries.
-    Sums of integers, exact in a float64 bincount. O(D) for the D differing pairs."""
-    at = np.flatnonzero(differ)
-    ys, xs = np.divmod(at, differ.shape[1])
-    first = at if differ.shape[1] == width else ys * width + xs
-    a = pixels[first].astype(np.int32)
-    b = pixels[first + step].astype(np.int32)
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The integer change profiles across (W - 1,) and down (H - 1,), as `_change_sums`
+    sums them (the bytes' |difference| on an opaque image, else 255 times the
+    premultiplied one), from the pixel pairs that differ: `differ_across` marks pair
+    (y, x) of pixels y * W + x and the one after it, `differ_down` that and the one
+    below. Both directions in one pass: the pairs' pixels gathered as float64 (every
+    value, difference and sum here is an integer under 2^53, so exact), each pair's
+    channels summed by one matrix product, and the pairs counted into one bincount, the
+    columns first and the rows after them. O(D) for the D differing pairs."""
+    h, w = differ_down.shape[0] + 1, differ_down.shape[1]
+    at_across = np.flatnonzero(differ_across)
+    ys, xs = np.divmod(at_across, max(w - 1, 1))
+    at_down = np.flatnonzero(differ_down)
+    first = np.concatenate((ys * w + xs, at_down))
+    second = np.concatenate((first[: len(at_across)] + 1, at_down + w))
+    # Gathered as 32-bit words (one index per pixel, not per byte), then split into bytes.
+    words = pixels.view("<u4")[:, 0]
+    word_a, word_b = words[first], words[second]
+    a = word_a.view(np.uint8).reshape(-1, 4).astype(np.float64)
+    b = word_b.view(np.uint8).reshape(-1, 4).astype(np.float64)
     if opaque:
-        change = np.abs(a - b).sum(axis=1)
+        np.subtract(a, b, out=a)
+        np.abs(a, out=a)
+        change = a @ np.ones(a.shape[1])
     else:
-        a[:, :3] *= a[:, 3:]
-        b[:, :3] *= b[:, 3:]
-        a[:, 3] *= 255
-        b[:, 3] *= 255
-        change = np.abs(a - b).sum(axis=1)
-    where = xs if axis == 1 else ys
-    sums = np.bincount(where, change.astype(np.float64), minlength=length)
-    out: npt.NDArray[np.int64] = sums.astype(np.int64)
-    return out
+        # Whole rows times their alpha (contiguous, unlike a column slice); the alpha
+        # column, squared by it, is left out of the sum and counted as 255 |alpha change|.
+        alpha_a = (word_a >> 24).astype(np.float64)
+        alpha_b = (word_b >> 24).astype(np.float64)
+        a *= alpha_a[:, None]
+        b *= alpha_b[:, None]
+        np.subtract(a, b, out=a)
+        np.abs(a, out=a)
+        change = a @ np.array([1.0, 1.0, 1.0, 0.0])
+        np.subtract(alpha_a, alpha_b, out=alpha_a)
+        np.abs(alpha_a, out=alpha_a)
+        alpha_a *= 255.0
+        change += alpha_a
+    where = np.concatenate((xs, at_down // w + (w - 1)))
+    sums = np.bincount(where, change, minlength=(w - 1) + (h - 1)).astype(np.int64)
+    return sums[: w - 1], sums[w - 1 :]
 
 
 def _change_sums(

@@ -94,14 +94,19 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     count as edge pixels (mixtures), not as flat colour.
     """
     opaque, solid = _opacity(rgba)
-    spread = _spread5(rgba)
-    # Transparent pixels carry meaningless colour; their neighbours are not interiors.
-    if solid.all():
-        solid_interior = solid
+    everywhere = bool(solid.all())
+    # Transparent pixels carry meaningless colour; their neighbours are not interiors: the
+    # pixels whose whole 5x5 window is fully opaque, found by the same pass as the spread
+    # (the window's least alpha is 255).
+    solid_interior = solid if everywhere else np.empty(solid.shape, dtype=bool)
+    spread = _spread5(rgba, None if everywhere else solid_interior)
+    if everywhere:
         interior_spread = spread.ravel()
+        total = interior_spread.size
     else:
-        solid_interior = ~_dilate(~solid, 2)
-        interior_spread = spread[solid_interior]
+        # Off the interiors a spread no count below reads, rather than a gather of the rest.
+        interior_spread = np.where(solid_interior, spread, np.uint8(255)).ravel()
+        total = int(np.count_nonzero(solid_interior))
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
     counts = _low_counts(interior_spread, 17)
@@ -109,9 +114,9 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # Hardly any near-flat area (a phone photo of a print, heavy grain): noise all over,
     # whose typical spread, not the few calm pixels, says how far its colours scatter.
     grain = 0.0
-    total = len(interior_spread)
     if total >= NOISY_ALL_OVER_MIN and counts.sum() < NEAR_FLAT_SHARE * total:
-        grain = min(float(np.median(interior_spread)), MAX_NOISE)
+        values = spread.ravel() if everywhere else spread[solid_interior]
+        grain = min(float(np.median(values)), MAX_NOISE)
     flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
@@ -162,62 +167,77 @@ def _low_counts(values: npt.NDArray[np.uint8], below: int) -> npt.NDArray[np.int
 SPREAD_BAND_BYTES = 1 << 17
 
 
-def _spread5(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+def _spread5(
+    img: npt.NDArray[np.uint8], solid_interior: BoolArray | None = None
+) -> npt.NDArray[np.uint8]:
     """The largest over the first three channels of max minus min over each pixel's 5x5
     window (truncated at the image border), uint8 (H, W), of a uint8 (H, W, C) image.
+    Given `solid_interior` ((H, W) bool, C = 4), also fills it with whether the window's
+    least alpha is 255 (the window's minimum of the fourth channel, which the pass
+    computes anyway).
 
     Separable, in bands of rows (each band read with the two rows either side): each row
     is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
-    bytes; 16 uint8 max/min operations per band on overlapping slices of four scratch
-    buffers allocated once, O(N). Identical to the largest of
-    `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` over the colour
-    channels (whose default "reflect" border repeats pixels already inside the window).
+    bytes. A window of five is built by doubling (pairs, then fours, then one more
+    pixel), three uint8 max and three min operations per direction on slices of scratch
+    buffers allocated once, O(N); the border pixels' truncated windows come from the
+    same pairs and fours, and the rows above and below the image repeat its first and
+    last row, which adds nothing to a window already holding them. Identical to the
+    largest of `ndimage.maximum_filter(ch, 5) - ndimage.minimum_filter(ch, 5)` over the
+    colour channels (whose default "reflect" border repeats pixels already inside the
+    window).
     """
     h, w, c = img.shape
+    if h < 5 or w < 5:
+        # Repeated border pixels change no truncated window; the doubling needs five.
+        grown = np.pad(img, ((0, max(0, 5 - h)), (0, max(0, 5 - w)), (0, 0)), mode="edge")
+        grown_interior = None if solid_interior is None else np.empty(grown.shape[:2], bool)
+        out_grown = _spread5(grown, grown_interior)
+        if solid_interior is not None and grown_interior is not None:
+            solid_interior[...] = grown_interior[:h, :w]
+        return out_grown[:h, :w]
     wc = w * c
     rows = np.ascontiguousarray(img).reshape(h, wc)
     out = np.empty((h, w), dtype=np.uint8)
     band = max(1, min(h, SPREAD_BAND_BYTES // max(wc, 1)))
-    hi_buf = np.empty((min(h, band + 4), wc), dtype=np.uint8)
+    hi_buf = np.empty((band + 4, wc), dtype=np.uint8)
     lo_buf = np.empty_like(hi_buf)
-    vhi_buf = np.empty((band, wc), dtype=np.uint8)
-    vlo_buf = np.empty_like(vhi_buf)
+    pairs = np.empty((band + 4, wc - c), dtype=np.uint8)
+    fours = np.empty((band + 4, wc - 3 * c), dtype=np.uint8)
+    v_pairs = np.empty((band + 3, wc), dtype=np.uint8)
+    v_fours = np.empty((band + 1, wc), dtype=np.uint8)
+    ranges_buf = np.empty((band, wc), dtype=np.uint8)
+    lo_out = np.empty_like(ranges_buf)
     for r0 in range(0, h, band):
         r1 = min(h, r0 + band)
-        a, b = max(0, r0 - 2), min(h, r1 + 2)
-        src = rows[a:b]
-        hi, lo = hi_buf[: b - a], lo_buf[: b - a]
-        hi[...] = src
-        lo[...] = src
-        for d in (c, 2 * c):
-            if d >= wc:
-                break
-            # Reading `src`, never the array being written, so overlapping slices are safe.
-            np.maximum(hi[:, d:], src[:, :-d], out=hi[:, d:])
-            np.maximum(hi[:, :-d], src[:, d:], out=hi[:, :-d])
-            np.minimum(lo[:, d:], src[:, :-d], out=lo[:, d:])
-            np.minimum(lo[:, :-d], src[:, d:], out=lo[:, :-d])
         n = r1 - r0
-        vhi, vlo = vhi_buf[:n], vlo_buf[:n]
-        vhi[...] = hi[r0 - a : r1 - a]
-        vlo[...] = lo[r0 - a : r1 - a]
-        for d in (-2, -1, 1, 2):
-            # Output rows r0..r1 whose row r + d lies inside the image (and so in the band).
-            first, last = max(r0, a - d), min(r1, b - d)
-            if first >= last:
-                continue
-            np.maximum(
-                vhi[first - r0 : last - r0],
-                hi[first + d - a : last + d - a],
-                out=vhi[first - r0 : last - r0],
-            )
-            np.minimum(
-                vlo[first - r0 : last - r0],
-                lo[first + d - a : last + d - a],
-                out=vlo[first - r0 : last - r0],
-            )
-        np.subtract(vhi, vlo, out=vhi)
-        ranges = vhi.reshape(n, w, c)
+        a, b = max(0, r0 - 2), min(h, r1 + 2)
+        # Slot j of the band's buffers holds image row r0 - 2 + j (clamped into the image).
+        top = a - (r0 - 2)
+        src = rows[a:b]
+        for reduce, buf in ((np.maximum, hi_buf), (np.minimum, lo_buf)):
+            dst = buf[top : top + b - a]
+            m2, m4 = pairs[: b - a], fours[: b - a]
+            reduce(src[:, :-c], src[:, c:], out=m2)
+            reduce(m2[:, : -2 * c], m2[:, 2 * c :], out=m4)
+            reduce(m4[:, :-c], src[:, 4 * c :], out=dst[:, 2 * c : wc - 2 * c])
+            reduce(m2[:, :c], src[:, 2 * c : 3 * c], out=dst[:, :c])
+            dst[:, c : 2 * c] = m4[:, :c]
+            dst[:, wc - 2 * c : wc - c] = m4[:, wc - 4 * c :]
+            reduce(m2[:, wc - 3 * c : wc - 2 * c], src[:, wc - c :], out=dst[:, wc - c :])
+            buf[:top] = buf[top]
+            bottom = top + b - a
+            buf[bottom : n + 4] = buf[bottom - 1]
+        for reduce, buf, res in ((np.maximum, hi_buf, ranges_buf), (np.minimum, lo_buf, lo_out)):
+            v2, v4 = v_pairs[: n + 3], v_fours[: n + 1]
+            reduce(buf[: n + 3], buf[1 : n + 4], out=v2)
+            reduce(v2[: n + 1], v2[2 : n + 3], out=v4)
+            reduce(v4[:n], buf[4 : n + 4], out=res[:n])
+        rng = ranges_buf[:n]
+        if solid_interior is not None:
+            np.equal(lo_out[:n].reshape(n, w, c)[..., 3], 255, out=solid_interior[r0:r1])
+        np.subtract(rng, lo_out[:n], out=rng)
+        ranges = rng.reshape(n, w, c)
         np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])
         np.maximum(out[r0:r1], ranges[..., 2], out=out[r0:r1])
     return out
@@ -250,61 +270,74 @@ class Histogram:
 class Colours:
     """The distinct colours of the opaque pixels, shared by the steps that work per colour
     rather than per pixel (flat art has a few hundred distinct colours in 10^5-10^6 pixels).
+
+    The per-pixel facts cover the whole raster, -1 for the pixels left out (alpha < 128),
+    so a map per pixel is one fill of the runs, never a masked scatter into a fresh map,
+    and a pixel's colour is one look-up, never a search by its key.
     """
 
     keys: IntArray  # (U,) sorted 24-bit keys (r << 16 | g << 8 | b)
     rgb: npt.NDArray[np.int64]  # (U, 3) the colours
-    inverse: IntArray  # (M,) each opaque pixel's colour, in raster order of the opaque pixels
+    inverse: IntArray  # (N,) each pixel's colour in raster order, -1 where not opaque
     count: npt.NDArray[np.int64]  # (U,) opaque pixels of each colour
     flat: npt.NDArray[np.int64]  # (U,) flat pixels of each colour
-    everything: bool  # every pixel is opaque (inverse then covers the whole raster)
-    run_colour: IntArray  # (R,) the colour of each run of equal colours in `inverse`
+    everything: bool  # every pixel is opaque (no -1 in `inverse`)
+    run_colour: IntArray  # (R,) the colour of each run of equal values in `inverse`, or -1
     run_length: npt.NDArray[np.int64]  # (R,) and its length
 
-    def spread(self, values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """A per-colour value for each opaque pixel (raster order of the opaque pixels),
-        repeated run by run: O(R) look-ups and one fill, much cheaper than indexing by
-        `inverse` pixel by pixel."""
+    def spread(self, values: npt.NDArray[Any], fill: Any = 0) -> npt.NDArray[Any]:
+        """A per-colour value for each pixel (raster order, (N,)), `fill` where not
+        opaque, repeated run by run: O(R) look-ups and one fill, much cheaper than
+        indexing by `inverse` pixel by pixel."""
+        if not self.everything:
+            # Index -1 (a run left out) reads the appended `fill`.
+            values = np.append(values, np.asarray(fill, dtype=values.dtype))
         return np.repeat(values[self.run_colour], self.run_length)
 
     def of_pixels(
         self, rows: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]
     ) -> npt.NDArray[np.int64]:
         """The colour index of the opaque pixels `at` (flat indices into the image's pixel
-        rows, `pixel_rows`). O(len(at)), times log U when not every pixel is opaque."""
-        if self.everything:
-            return self.inverse[at].astype(np.int64)
-        found: npt.NDArray[np.int64] = np.searchsorted(self.keys, colour_keys(rows[at]))
+        rows, `pixel_rows`, of the image these colours were found in). O(len(at))."""
+        found: npt.NDArray[np.int64] = self.inverse[at].astype(np.int64)
         return found
 
     def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
-        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(N)."""
-        if self.everything:
-            return self.inverse.reshape(shape)
-        out = np.full(shape, -1, dtype=np.int32)
-        out[opaque] = self.inverse
-        return out
+        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(1): a view."""
+        return self.inverse.reshape(shape)
 
 
 def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
     """Step 2b: the distinct colours of the opaque pixels with their pixel and flat counts.
-    Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are summed
-    per run, not per pixel."""
+    The pixels left out take the key -1, which sorts before every colour and is dropped
+    after the runs are found, so the colours keep the indices of the opaque pixels' sorted
+    keys. Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are
+    summed per run, not per pixel."""
     everything = bool(maps.opaque.all())
-    keys = colour_keys(rgb)
-    runs = _colour_runs(keys.ravel() if everything else keys[maps.opaque])
+    keys = colour_keys(rgb).reshape(-1)  # a fresh array: marked in place below
+    if not everything:
+        np.copyto(keys, -1, where=~maps.opaque.reshape(-1))
+    runs = _colour_runs(keys)
     del keys
-    flat_px = maps.flat.ravel() if everything else maps.flat[maps.opaque]
-    u = len(runs.uniq)
-    count = np.bincount(runs.index, runs.lengths, minlength=u).astype(np.int64)
+    index, uniq = runs.index, runs.uniq
+    taken: npt.NDArray[np.bool_] | slice = slice(None)
+    if not everything:
+        index -= 1
+        uniq = uniq[1:]
+        taken = index >= 0
+    u = len(uniq)
+    count = np.bincount(index[taken], runs.lengths[taken], minlength=u).astype(np.int64)
     if len(runs.heads):
-        flat_runs = np.add.reduceat(flat_px.view(np.uint8), runs.heads, dtype=np.int64)
+        flat_px = maps.flat.reshape(-1).view(np.uint8)
+        # Summed in 32 bits (a run is at most the image, far under 2^31 pixels within the
+        # decode limits): `reduceat` converts the whole mask to its sum type first, and
+        # 4 bytes a pixel is half the fresh memory of 8.
+        flat_runs = np.add.reduceat(flat_px, runs.heads, dtype=np.int32).astype(np.int64)
     else:
         flat_runs = np.zeros(0, dtype=np.int64)
-    flat = np.bincount(runs.index, flat_runs, minlength=u).astype(np.int64)
-    uniq = runs.uniq
+    flat = np.bincount(index[taken], flat_runs[taken], minlength=u).astype(np.int64)
     ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int64)
-    inv = np.repeat(runs.index, runs.lengths)
+    inv = np.repeat(index, runs.lengths)
     return Colours(
         keys=uniq,
         rgb=ucol,
@@ -312,7 +345,7 @@ def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
         count=count,
         flat=flat,
         everything=everything,
-        run_colour=runs.index,
+        run_colour=index,
         run_length=runs.lengths,
     )
 
@@ -870,9 +903,8 @@ def assign(
     interiors.
     """
     h, w = maps.opaque.shape
-    labels = np.full((h, w), -1, dtype=np.int32)
     if len(palette) == 0:
-        return labels
+        return np.full((h, w), -1, dtype=np.int32)
     if colours is None:
         colours = distinct_colours(rgb, maps)
     if len(palette) == 2 and max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
@@ -880,17 +912,14 @@ def assign(
         uidx = colour_count.ink_or_paper(colours.rgb.astype(np.float64), colours.count, palette)
         if colours.everything:
             return colours.spread(uidx).reshape(h, w)
-        labels[maps.opaque] = colours.spread(uidx)
-        return labels
+        return colours.spread(uidx.astype(np.int32), -1).reshape(h, w)
     uidx, udist = nearest(srgb_to_lab(colours.rgb.astype(np.float64)), srgb_to_lab(palette))
     upure = udist <= tol.point
     if colours.everything:
         labels = colours.spread(uidx).reshape(h, w)
-        pure = colours.spread(upure).reshape(h, w)
     else:
-        labels[maps.opaque] = colours.spread(uidx)
-        pure = np.zeros((h, w), dtype=bool)
-        pure[maps.opaque] = colours.spread(upure)
+        labels = colours.spread(uidx.astype(np.int32), -1).reshape(h, w)
+    pure = colours.spread(upure, False).reshape(h, w)
 
     noise = max(maps.noise, maps.grain)
     if (noise >= colour_count.CLEAN_NOISE and len(palette) > TABLE_COLOURS) or (
@@ -933,14 +962,21 @@ def _unmix_edges(
     none = k
     pad = 3
     stride = w + 2 * pad
-    rel = np.full((h + 2 * pad, stride), none, dtype=np.int8 if k < 127 else np.int16)
-    rel[pad:-pad, pad:-pad] = np.where(reliable, labels, none)
-    rel_flat = rel.ravel()
     if k <= MASK_COLOURS:
-        around = _interior_bits(rel, h, w, k)
+        bits, around = _interior_bits(labels, reliable, k)
         # Pixels with no interior among their candidates have nothing to take.
         at = np.flatnonzero(edge & (around != 0))
+        # The candidates read from the bitmask image: a bit's index is the colour, no bit
+        # is `none`; the same int8 values the padded map below holds.
+        decoded = np.full(1 << k, none, dtype=np.int8)
+        decoded[1 << np.arange(k)] = np.arange(k)
+        colour_of_bit: npt.NDArray[np.int8] | None = decoded
+        rel_flat = bits.ravel()
     else:
+        colour_of_bit = None
+        rel = np.full((h + 2 * pad, stride), none, dtype=np.int8 if k < 127 else np.int16)
+        np.copyto(rel[pad:-pad, pad:-pad], labels, where=reliable, casting="unsafe")
+        rel_flat = rel.ravel()
         at = np.flatnonzero(edge & _dilate(reliable, 3))
     shifts = np.array([dy * stride + dx for dy, dx in _OFFSETS], dtype=np.int64)
     flat_labels = labels.reshape(-1)
@@ -960,6 +996,8 @@ def _unmix_edges(
         p = at[s : s + _CHUNK]
         y = p // w
         cand = rel_flat[(p + (y * 2 * pad + pad * stride + pad))[:, None] + shifts[None, :]]
+        if colour_of_bit is not None:
+            cand = colour_of_bit[cand]
         if table is not None:
             # Distances to every palette colour per distinct colour, looked up per
             # candidate; the column `none` holds infinity.
@@ -1002,21 +1040,47 @@ def _unmix_edges(
 
 
 def _interior_bits(
-    rel: npt.NDArray[np.integer[Any]], h: int, w: int, k: int
-) -> npt.NDArray[np.unsignedinteger[Any]]:
-    """Step 6b (up to `MASK_COLOURS` colours): for every pixel, a bitmask of the interior
-    colours among its 24 candidates (`_OFFSETS`). `rel` is `_unmix_edges`' padded interior
-    map, K where there is none; bit K ("none") is cleared. The OR of 24 shifted views of a
-    one-bit-per-colour image: whole-image byte operations, far cheaper than gathering 24
-    candidates per pixel. Cost: 24 O(N) ORs of 1, 2 or 4 bytes per pixel."""
-    bit = np.uint8 if k < 8 else np.uint16 if k < 16 else np.uint32
+    labels: IntArray, reliable: BoolArray, k: int
+) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.unsignedinteger[Any]]]:
+    """Step 6b (up to `MASK_COLOURS` colours): for every edge pixel, a bitmask of the
+    interior colours among its 24 candidates (`_OFFSETS`: the pixels 1, 2 and 3 steps away
+    along the rows, columns and both diagonals).
+
+    Returns the padded one-bit-per-colour image of the `reliable` interiors (3 pixels of
+    zeros around the image and one more row below, in which flat index
+    (y + 3) (W + 6) + x + 3 is pixel (y, x)) and the (H, W) masks. Each of the four lines is
+    a window of seven pixels, ORed by doubling on the flat padded image (pairs, fours,
+    sevens: three ORs of contiguous bytes), then the four lines together. The windows hold
+    the pixel itself too, which adds nothing at an edge pixel (never an interior) and is
+    not read elsewhere. Cost: 16 O(N) ORs of 1 or 2 bytes per pixel."""
+    h, w = labels.shape
+    bit = np.uint8 if k <= 8 else np.uint16
     pad = 3
-    bits = np.left_shift(bit(1), rel.astype(bit))
-    around = np.zeros((h, w), dtype=bit)
-    for dy, dx in _OFFSETS:
-        np.bitwise_or(around, bits[pad + dy : pad + dy + h, pad + dx : pad + dx + w], out=around)
-    np.bitwise_and(around, bit((1 << k) - 1), out=around)
-    return around
+    stride = w + 2 * pad
+    bits = np.zeros((h + 2 * pad + 1, stride), dtype=bit)
+    inner = bits[pad : pad + h, pad:-pad]
+    # Shifted in the narrow type, then zeroed off the interiors (a masked, casting shift
+    # costs three times as much); a label of -1 is never an interior.
+    np.left_shift(bit(1), labels.astype(bit), out=inner)
+    np.multiply(inner, reliable, out=inner)
+    flat = bits.ravel()
+    n = len(flat)
+    pairs = np.empty(n, dtype=bit)
+    fours = np.empty(n, dtype=bit)
+    around = np.empty((h, w), dtype=bit)
+    for line, step in enumerate((1, stride, stride + 1, stride - 1)):
+        np.bitwise_or(flat[: n - step], flat[step:], out=pairs[: n - step])
+        np.bitwise_or(pairs[: n - 3 * step], pairs[2 * step : n - step], out=fours[: n - 3 * step])
+        sevens = pairs[: n - 6 * step]
+        np.bitwise_or(fours[: n - 6 * step], fours[3 * step : n - 3 * step], out=sevens)
+        # The window of seven starting 3 steps before each pixel.
+        start = pad * stride + pad - 3 * step
+        centred = sevens[start : start + h * stride].reshape(h, stride)[:, :w]
+        if line == 0:
+            around[...] = centred
+        else:
+            np.bitwise_or(around, centred, out=around)
+    return bits, around
 
 
 def _nearest_may_differ(
@@ -1040,6 +1104,14 @@ def _nearest_may_differ(
     bit = around.dtype.type
     present = around.ravel()[at]
     here = labels.ravel()[at]
+    if table is not None and len(table) << k <= MAY_DIFFER_TABLE:
+        # Per (distinct colour, interior mask) pair, the loop below's answer, looked up.
+        nearest_label, tie = _nearest_in_masks(table[:, :k])
+        pair = colours.of_pixels(flat_rgb, at) << k
+        pair += present
+        found = nearest_label[pair]
+        out_table: BoolArray = ((found != k) & (found != here)) | tie[pair]
+        return out_table
     best = np.full(len(at), np.inf, dtype=np.float32)
     nearest_label = np.full(len(at), k, dtype=np.int16)
     tie = np.zeros(len(at), dtype=bool)
@@ -1066,6 +1138,33 @@ def _nearest_may_differ(
         np.copyto(nearest_label, j, where=closer)
     out: BoolArray = ((nearest_label != k) & (nearest_label != here)) | tie
     return out
+
+
+#: Largest (distinct colours x interior masks) table `_nearest_may_differ` builds.
+MAY_DIFFER_TABLE = 1 << 16
+
+
+def _nearest_in_masks(
+    distances: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], BoolArray]:
+    """For every distinct colour (row of `distances`, its (U, K) float32 squared distances
+    to the palette) and every mask of interior colours (0 .. 2^K - 1): the first colour of
+    the mask at the least distance (K for an empty mask), and whether another colour of the
+    mask ties with it. Flattened, colour-major: entry u * 2^K + mask. What
+    `_nearest_may_differ`'s loop finds colour by colour: a strictly closer colour takes
+    over, so the first at the minimum wins, and a tie stands only when a later colour of
+    the mask reaches the same minimum. Cost: O(U 2^K K)."""
+    k = distances.shape[1]
+    masks = np.arange(1 << k)
+    has = ((masks[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
+    within = np.where(has[None, :, :], distances[:, None, :], np.float32(np.inf))
+    first = np.argmin(within, axis=2)
+    least = np.take_along_axis(within, first[..., None], axis=2)
+    empty = ~has.any(axis=1)
+    first[:, empty] = k
+    tie = (within == least).sum(axis=2) >= 2
+    tie[:, empty] = False
+    return first.reshape(-1), tie.reshape(-1)
 
 
 def _squared_distances(cols: FloatArray, pal32: FloatArray) -> FloatArray:

@@ -151,7 +151,9 @@ def segment(
         near=near,
     )
     checkpoint(0.7)
-    labels = comps.labels()
+    if comps is not first_comps or labels.dtype != np.int32:
+        labels = comps.labels()
+    # else nothing merged: the components still partition `labels` itself.
     # The colours still in use, known from the components unless the speck filter runs.
     in_use = np.zeros(len(palette), dtype=bool)
     in_use[comps.label[comps.label >= 0]] = True
@@ -244,9 +246,10 @@ def _estimate_colours(
     pixel_colour = colours.per_pixel(labels.shape, maps.opaque)
     # Each pixel's (label, colour) pair, -1 off the mask, counted run by run in raster
     # order: a region's interior is one long run of one pair.
-    pair: npt.NDArray[np.signedinteger[Any]] = labels.astype(
-        np.int32 if k * u < 1 << 31 else np.int64
-    )
+    # The narrowest type that holds every pair: flat art's few hundred pairs fit 16 bits,
+    # which halves the bytes each whole-map step below reads and writes.
+    kind = np.int16 if k * u < 1 << 15 else np.int32 if k * u < 1 << 31 else np.int64
+    pair: npt.NDArray[np.signedinteger[Any]] = labels.astype(kind)
     pair *= u
     pair += pixel_colour
     np.copyto(pair, -1, where=~mask)

@@ -173,6 +173,25 @@ def test_ball_pairs_are_the_balls_flattened_in_order(
     assert hits.tolist() == [j for ball in balls for j in ball.tolist()]
 
 
+@given(colours, colours, st.sampled_from([0.0, 1.5, 2.0, 4.5]))
+@settings(max_examples=200, deadline=None)
+def test_small_sets_measured_whole_find_what_the_grid_finds(
+    points: np.ndarray, queries: np.ndarray, r: float
+) -> None:
+    """Sets this small take the every-distance path; the grid, which larger sets take,
+    must find the same pairs and balls."""
+    mine = PointSet(points)
+    grid = mine._grid(r)
+    assert sorted(map(tuple, mine.query_pairs(r).tolist())) == sorted(
+        map(tuple, grid.pairs(r).tolist())
+    )
+    rows, hits = mine.ball_pairs(queries, r)
+    grid_rows, grid_hits = grid.within(queries, r)
+    assert sorted(zip(rows.tolist(), hits.tolist(), strict=True)) == sorted(
+        zip(grid_rows.tolist(), grid_hits.tolist(), strict=True)
+    )
+
+
 def test_ball_pairs_of_a_large_set_are_the_trees_balls() -> None:
     rng = np.random.default_rng(13)
     points = np.round(rng.uniform(0, 60, size=(5_000, 3)), 1)

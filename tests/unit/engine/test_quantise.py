@@ -117,7 +117,10 @@ def test_spread5_in_bands_is_the_whole_image_filter(
 
     monkeypatch.setattr(quantise, "SPREAD_BAND_BYTES", band_bytes)
     rng = np.random.default_rng(band_bytes)
-    for shape in [(1, 5, 4), (3, 6, 3), (6, 1, 4), (40, 9, 4), (67, 66, 3), (130, 7, 4)]:
+    for shape in [
+        (1, 5, 4), (3, 6, 3), (6, 1, 4), (5, 5, 4), (8, 5, 4), (5, 11, 3),
+        (40, 9, 4), (67, 66, 3), (130, 7, 4),
+    ]:  # fmt: skip
         # Few levels, so flat runs and equal neighbours occur as in artwork.
         img = (rng.integers(0, 4, shape) * 60).astype(np.uint8)
         want = np.stack(
@@ -245,3 +248,71 @@ def test_count_runs_is_bincount_and_runs_rebuild_the_values() -> None:
             run_value, run_length = quantise.runs_of(typed)
             assert (np.repeat(run_value, run_length) == typed).all()
             assert (run_value[1:] != run_value[:-1]).all()
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_nearest_colour_of_each_mask_is_the_loops_answer(
+    k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table per (distinct colour, interior mask) gives the colour-by-colour loop's
+    nearest colour and ties, ties included (coarse values make many)."""
+    rng = np.random.default_rng(k)
+    levels = np.array([0, 60, 120, 180, 240], dtype=np.uint8)
+    rgba = levels[rng.integers(0, len(levels), (30, 40, 4))]
+    rgba[..., 3] = 255
+    rgba[:3, :, 3] = 0
+    maps = quantise.pixel_maps(rgba)
+    colours = quantise.distinct_colours(rgba, maps)
+    pal32 = levels[rng.integers(0, len(levels), (k, 3))].astype(np.float32)
+    table = quantise._squared_distances(colours.rgb.astype(np.float32), pal32)
+    at = np.flatnonzero(maps.opaque.ravel())
+    labels = rng.integers(-1, k, (30, 40)).astype(np.int32)
+    around: np.ndarray[tuple[int, int], np.dtype[np.unsignedinteger]] = rng.integers(
+        0, 1 << k, (30, 40)
+    ).astype(np.uint8 if k <= 8 else np.uint16)
+    rows = quantise.pixel_rows(rgba)
+    by_table = quantise._nearest_may_differ(around, labels, at, rows, colours, pal32, table)
+    monkeypatch.setattr(quantise, "MAY_DIFFER_TABLE", 0)
+    by_loop = quantise._nearest_may_differ(around, labels, at, rows, colours, pal32, table)
+    assert by_table.dtype == bool and by_table.any() and not by_table.all()
+    assert np.array_equal(by_table, by_loop)
+
+
+@pytest.mark.parametrize("k", [2, 8, 16])
+def test_interior_bits_are_the_interior_colours_among_the_24_candidates(k: int) -> None:
+    rng = np.random.default_rng(k)
+    h, w = 23, 31
+    labels = rng.integers(-1, k, (h, w)).astype(np.int32)
+    reliable = (rng.random((h, w)) < 0.3) & (labels >= 0)
+    bits, around = quantise._interior_bits(labels, reliable, k)
+    want = np.zeros((h, w), dtype=np.int64)
+    for y in range(h):
+        for x in range(w):
+            for dy, dx in quantise._OFFSETS:
+                yy, xx = y + dy, x + dx
+                if 0 <= yy < h and 0 <= xx < w and reliable[yy, xx]:
+                    want[y, x] |= 1 << int(labels[yy, xx])
+    # The windows hold the pixel itself too; edge pixels, where the masks are read, are
+    # never interiors.
+    edge = ~reliable
+    assert np.array_equal(around[edge].astype(np.int64), want[edge])
+    stride = w + 6
+    inner = bits.ravel()[(np.arange(h)[:, None] + 3) * stride + np.arange(w)[None, :] + 3]
+    assert np.array_equal(inner, np.where(reliable, 1 << np.maximum(labels, 0), 0))
+
+
+@pytest.mark.parametrize("band_bytes", [1, 64, 1 << 17])
+def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
+    band_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fully opaque 5x5 windows, found by the spread's own pass: the same as eroding
+    the fully opaque pixels (`_dilate` of the rest), at every band edge and border."""
+    monkeypatch.setattr(quantise, "SPREAD_BAND_BYTES", band_bytes)
+    rng = np.random.default_rng(band_bytes)
+    for shape in [(1, 1, 4), (3, 7, 4), (5, 5, 4), (9, 4, 4), (40, 33, 4), (67, 66, 4)]:
+        img = rng.integers(0, 256, shape).astype(np.uint8)
+        img[..., 3] = np.where(rng.random(shape[:2]) < 0.97, 255, rng.integers(0, 255))
+        interior = np.zeros(shape[:2], dtype=bool)
+        spread = quantise._spread5(img, interior)
+        assert np.array_equal(spread, quantise._spread5(img))
+        assert np.array_equal(interior, ~quantise._dilate(img[..., 3] != 255, 2))
