@@ -55,30 +55,62 @@ def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
 
 def near_pairs(graph: BoundaryGraph) -> np.ndarray:
     """Unordered pairs (f, g) of distinct faces whose pixels lie within `NEAR` of each
-    other, ascending. Read from the face map's row runs (`boundaries.run_overlaps`):
-    the runs of each row and of the `NEAR` rows below it whose columns come within
-    `NEAR` of each other, pairs of one face dropped, `np.unique` over each batch of
-    runs. O(runs log runs + pairs); `_NEAR_BATCH` runs at a time, so the memory stays
-    bounded when every pixel is a run of its own."""
+    other, ascending. Read from the face map's row runs: in one row, a run and the next
+    (they touch) and the one after when the run between is a single pixel (`NEAR` = 2
+    reaches no further along a row); and the runs of the `NEAR` rows below whose columns
+    come within `NEAR` of each other (`boundaries.run_overlaps`). Pairs of one face are
+    dropped and the rest made unique (`_unique_codes`), per batch of runs. O(runs log
+    runs + pairs); `_NEAR_BATCH` runs at a time, so the memory stays bounded when every
+    pixel is a run of its own."""
     faces = graph.faces
     h, w = faces.shape
     n = len(graph.face_label)
     runs = Runs(start=graph.run_start, label=graph.run_face, width=w, height=h)
     end = runs.end()
+    row = runs.start // w
+    face = graph.run_face.astype(np.int64)
+    single = (end - runs.start) == 1
     batches: list[np.ndarray] = []
     for first in range(0, len(runs.start), _NEAR_BATCH):
         stop = min(first + _NEAR_BATCH, len(runs.start))
         codes: list[np.ndarray] = []
-        for rows_apart in range(NEAR + 1):
+        # The same row: the next run, and the one after a run of one pixel.
+        for step in (1, 2):
+            upper = np.arange(first, min(stop, len(row) - step))
+            same_row = row[upper] == row[upper + step]
+            if step == 2:
+                same_row &= single[upper + 1]
+            codes.append(_pair_codes(face[upper[same_row]], face[upper[same_row] + step], n))
+        for rows_apart in range(1, NEAR + 1):
             upper, lower = run_overlaps(runs, end, rows_apart, NEAR, first, stop)
-            fa = graph.run_face[upper].astype(np.int64)
-            fb = graph.run_face[lower].astype(np.int64)
-            apart = fa != fb
-            fa, fb = fa[apart], fb[apart]
-            codes.append(np.minimum(fa, fb) * n + np.maximum(fa, fb))
-        batches.append(np.unique(np.concatenate(codes)))
+            codes.append(_pair_codes(face[upper], face[lower], n))
+        batches.append(_unique_codes(np.concatenate(codes), n))
     all_codes = batches[0] if len(batches) == 1 else np.unique(np.concatenate(batches))
     return np.stack([all_codes // n, all_codes % n], axis=1)
+
+
+#: Faces up to which `_unique_codes` marks pairs in a table of every pair (64 K entries)
+#: instead of sorting them.
+_TABLE_FACES = 256
+
+
+def _pair_codes(fa: np.ndarray, fb: np.ndarray, n: int) -> np.ndarray:
+    """min * n + max of every pair of different faces. O(pairs)."""
+    apart = fa != fb
+    fa, fb = fa[apart], fb[apart]
+    codes: np.ndarray = np.minimum(fa, fb) * n + np.maximum(fa, fb)
+    return codes
+
+
+def _unique_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    """The distinct pair codes, ascending: for a few faces (flat art) marked in a table
+    of all n * n pairs and read back in order, O(codes + n²); else sorted (`np.unique`),
+    O(codes log codes)."""
+    if n > _TABLE_FACES:
+        return np.unique(codes)
+    seen = np.zeros(n * n, dtype=bool)
+    seen[codes] = True
+    return np.flatnonzero(seen)
 
 
 def stack_layers(graph: BoundaryGraph, colors: int) -> Stacking:

@@ -25,6 +25,7 @@ from printjob_adapters.engine.stacking import layer_outlines, outline_edges, sta
 from printjob_adapters.engine.subpixel import (
     crack_points,
     crack_shifts,
+    crack_sides,
     face_colors,
     junction_points,
     thin_slack,
@@ -73,8 +74,9 @@ def vectorise(
     graph = build_boundary_graph(labels)
     checkpoint(0.1)
     colors4 = face_colors(graph, rgba, palette)
+    sides = crack_sides(graph)
     checkpoint(0.12)
-    shifts = crack_shifts(graph, rgba, colors4)
+    shifts = crack_shifts(graph, rgba, colors4, sides)
     checkpoint(0.15)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
@@ -84,7 +86,7 @@ def vectorise(
     needed = outline_edges(graph, stacking.members)
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
-    slack = edge_slack(graph, colors4) * thin_slack(graph)
+    slack = edge_slack(graph, colors4) * thin_slack(graph, sides)
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     order = stacking.order.tolist()
     outlines = []
