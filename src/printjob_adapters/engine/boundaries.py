@@ -107,13 +107,16 @@ class Runs(NamedTuple):
 
 
 def row_runs(padded: np.ndarray) -> Runs:
-    """The runs of equal labels along every row: one comparison of neighbouring columns
-    and one `flatnonzero`. O(pixels)."""
+    """The runs of equal labels along every row: one comparison of each pixel with the
+    one before it in raster order (a row's first pixel always starts a run) and one
+    `flatnonzero`. O(pixels)."""
     h, w = padded.shape
-    starts = np.ones((h, w), dtype=bool)
-    np.not_equal(padded[:, 1:], padded[:, :-1], out=starts[:, 1:])
+    flat = np.ascontiguousarray(padded).ravel()
+    starts = np.empty(h * w, dtype=bool)
+    np.not_equal(flat[1:], flat[:-1], out=starts[1:])
+    starts[::w] = True
     start = np.flatnonzero(starts)
-    return Runs(start=start, label=padded.ravel()[start], width=w, height=h)
+    return Runs(start=start, label=flat[start], width=w, height=h)
 
 
 def run_overlaps(
@@ -212,8 +215,7 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     O(runs log runs + cracks log cracks) for the rest.
     """
     h, w = labels.shape
-    padded = np.full((h + 2, w + 2), OUTSIDE, dtype=np.int32)
-    padded[1:-1, 1:-1] = labels
+    padded = _padded(labels)
     found = _face_runs(padded)
     faces, face_label, face_area = found.faces
     face_area[0] = 0
@@ -306,6 +308,19 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
         run_start=start,
         run_face=run_face,
     )
+
+
+def _padded(labels: np.ndarray) -> np.ndarray:
+    """The label map inside a ring of `OUTSIDE`, int32, written once (the ring, then the
+    labels). O(pixels)."""
+    h, w = labels.shape
+    padded = np.empty((h + 2, w + 2), dtype=np.int32)
+    padded[0] = OUTSIDE
+    padded[-1] = OUTSIDE
+    padded[1:-1, 0] = OUTSIDE
+    padded[1:-1, -1] = OUTSIDE
+    padded[1:-1, 1:-1] = labels
+    return padded
 
 
 def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
