@@ -81,7 +81,7 @@ def vectorise(
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
     checkpoint(0.2)
-    stacking = stack_layers(graph, colors)
+    stacking = stack_layers(graph, colors, palette)
     checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
