@@ -119,6 +119,36 @@ def row_runs(padded: np.ndarray) -> Runs:
     return Runs(start=start, label=flat[start], width=w, height=h)
 
 
+def padded_row_runs(labels: np.ndarray) -> Runs:
+    """The row runs of `labels` inside a ring of `OUTSIDE` (`row_runs` of the padded map),
+    without laying the padded map out: the labels' own runs, moved one row and one column
+    in, with the ring's runs placed around them (the first and last rows are one run
+    each; every other row starts and ends with a one-pixel run). O(pixels) for the
+    labels' runs, O(runs + rows) after."""
+    h, w = labels.shape
+    wide = w + 2
+    inner = row_runs(np.asarray(labels, dtype=np.int32))
+    count = len(inner.start)
+    row = inner.start // w
+    rows = np.arange(h)
+    first = np.searchsorted(inner.start, rows * w)
+    start = np.empty(count + 2 * h + 2, dtype=inner.start.dtype)
+    label = np.empty(count + 2 * h + 2, dtype=np.int32)
+    # Before a row's runs: the top row, two ring runs per earlier row, its left ring run.
+    at = np.arange(count) + 2 * row + 2
+    start[at] = inner.start + 2 * row + wide + 1
+    label[at] = inner.label
+    left = first + 2 * rows + 1
+    right = np.append(first[1:], count) + 2 * rows + 2
+    start[left] = (rows + 1) * wide
+    start[right] = (rows + 1) * wide + w + 1
+    label[left] = OUTSIDE
+    label[right] = OUTSIDE
+    start[0], start[-1] = 0, (h + 1) * wide
+    label[0] = label[-1] = OUTSIDE
+    return Runs(start=start, label=label, width=wide, height=h + 2)
+
+
 def run_overlaps(
     runs: Runs,
     end: np.ndarray,
@@ -167,7 +197,12 @@ def label_faces(padded: np.ndarray) -> Faces:
 
 
 def _face_runs(padded: np.ndarray) -> _FaceRuns:
-    """`label_faces` with the runs it is built from.
+    """`label_faces` with the runs it is built from (`_faces_of_runs`)."""
+    return _faces_of_runs(row_runs(padded))
+
+
+def _faces_of_runs(runs: Runs) -> _FaceRuns:
+    """`label_faces` of the padded label map whose row runs are `runs`.
 
     Each row splits into runs of one label (`row_runs`); runs of equal labels sharing a
     column across two rows (`run_overlaps`) are linked, and the connected components of
@@ -176,8 +211,7 @@ def _face_runs(padded: np.ndarray) -> _FaceRuns:
     face repeated along it. One pass to find the runs and one to lay out the face map:
     O(pixels + runs log runs).
     """
-    h, w = padded.shape
-    runs = row_runs(padded)
+    h, w = runs.height, runs.width
     end = runs.end()
     count = len(runs.start)
     upper, lower = run_overlaps(runs, end, 1, 0)
@@ -215,8 +249,7 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     O(runs log runs + cracks log cracks) for the rest.
     """
     h, w = labels.shape
-    padded = _padded(labels)
-    found = _face_runs(padded)
+    found = _faces_of_runs(padded_row_runs(labels))
     faces, face_label, face_area = found.faces
     face_area[0] = 0
     width = w + 2
@@ -249,8 +282,10 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     stride = w + 1
     tail = cy * stride + cx
     head = (cy + DY[cd]) * stride + (cx + DX[cd])
+    # Faces differ across a crack exactly where labels do (a face is a 4-connected
+    # component of one label), so the face map answers for the padded label map.
     at_junction = _junction(
-        padded, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
+        faces, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
     )
     tail_junction, head_junction = at_junction[:n], at_junction[n:]
 
@@ -308,19 +343,6 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
         run_start=start,
         run_face=run_face,
     )
-
-
-def _padded(labels: np.ndarray) -> np.ndarray:
-    """The label map inside a ring of `OUTSIDE`, int32, written once (the ring, then the
-    labels). O(pixels)."""
-    h, w = labels.shape
-    padded = np.empty((h + 2, w + 2), dtype=np.int32)
-    padded[0] = OUTSIDE
-    padded[-1] = OUTSIDE
-    padded[1:-1, 0] = OUTSIDE
-    padded[1:-1, -1] = OUTSIDE
-    padded[1:-1, 1:-1] = labels
-    return padded
 
 
 def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
