@@ -77,6 +77,9 @@ def vectorise(
     sides = crack_sides(graph)
     checkpoint(0.12)
     shifts = crack_shifts(graph, rgba, colors4, sides)
+    thin = thin_slack(graph, sides)
+    # Six arrays as long as the cracks: not kept through the fitting.
+    del sides
     checkpoint(0.15)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
@@ -86,7 +89,7 @@ def vectorise(
     needed = outline_edges(graph, stacking.members)
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
-    slack = edge_slack(graph, colors4) * thin_slack(graph, sides)
+    slack = edge_slack(graph, colors4) * thin
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     order = stacking.order.tolist()
     outlines = []
