@@ -107,13 +107,46 @@ class Runs(NamedTuple):
 
 
 def row_runs(padded: np.ndarray) -> Runs:
-    """The runs of equal labels along every row: one comparison of neighbouring columns
-    and one `flatnonzero`. O(pixels)."""
+    """The runs of equal labels along every row: one comparison of each pixel with the
+    one before it in raster order (a row's first pixel always starts a run) and one
+    `flatnonzero`. O(pixels)."""
     h, w = padded.shape
-    starts = np.ones((h, w), dtype=bool)
-    np.not_equal(padded[:, 1:], padded[:, :-1], out=starts[:, 1:])
+    flat = np.ascontiguousarray(padded).ravel()
+    starts = np.empty(h * w, dtype=bool)
+    np.not_equal(flat[1:], flat[:-1], out=starts[1:])
+    starts[::w] = True
     start = np.flatnonzero(starts)
-    return Runs(start=start, label=padded.ravel()[start], width=w, height=h)
+    return Runs(start=start, label=flat[start], width=w, height=h)
+
+
+def padded_row_runs(labels: np.ndarray) -> Runs:
+    """The row runs of `labels` inside a ring of `OUTSIDE` (`row_runs` of the padded map),
+    without laying the padded map out: the labels' own runs, moved one row and one column
+    in, with the ring's runs placed around them (the first and last rows are one run
+    each; every other row starts and ends with a one-pixel run). O(pixels) for the
+    labels' runs, O(runs + rows) after."""
+    h, w = labels.shape
+    wide = w + 2
+    inner = row_runs(np.asarray(labels, dtype=np.int32))
+    count = len(inner.start)
+    row = inner.start // w
+    rows = np.arange(h)
+    first = np.searchsorted(inner.start, rows * w)
+    start = np.empty(count + 2 * h + 2, dtype=inner.start.dtype)
+    label = np.empty(count + 2 * h + 2, dtype=np.int32)
+    # Before a row's runs: the top row, two ring runs per earlier row, its left ring run.
+    at = np.arange(count) + 2 * row + 2
+    start[at] = inner.start + 2 * row + wide + 1
+    label[at] = inner.label
+    left = first + 2 * rows + 1
+    right = np.append(first[1:], count) + 2 * rows + 2
+    start[left] = (rows + 1) * wide
+    start[right] = (rows + 1) * wide + w + 1
+    label[left] = OUTSIDE
+    label[right] = OUTSIDE
+    start[0], start[-1] = 0, (h + 1) * wide
+    label[0] = label[-1] = OUTSIDE
+    return Runs(start=start, label=label, width=wide, height=h + 2)
 
 
 def run_overlaps(
@@ -164,7 +197,12 @@ def label_faces(padded: np.ndarray) -> Faces:
 
 
 def _face_runs(padded: np.ndarray) -> _FaceRuns:
-    """`label_faces` with the runs it is built from.
+    """`label_faces` with the runs it is built from (`_faces_of_runs`)."""
+    return _faces_of_runs(row_runs(padded))
+
+
+def _faces_of_runs(runs: Runs) -> _FaceRuns:
+    """`label_faces` of the padded label map whose row runs are `runs`.
 
     Each row splits into runs of one label (`row_runs`); runs of equal labels sharing a
     column across two rows (`run_overlaps`) are linked, and the connected components of
@@ -173,8 +211,7 @@ def _face_runs(padded: np.ndarray) -> _FaceRuns:
     face repeated along it. One pass to find the runs and one to lay out the face map:
     O(pixels + runs log runs).
     """
-    h, w = padded.shape
-    runs = row_runs(padded)
+    h, w = runs.height, runs.width
     end = runs.end()
     count = len(runs.start)
     upper, lower = run_overlaps(runs, end, 1, 0)
@@ -206,15 +243,13 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     two runs' faces. A crack corner's degree (junction or not) is read from the four
     pixels around it, for the corners at the cracks' ends only; every crack whose head
     is not a junction has exactly one successor (the crack leaving from there, found by
-    sorting the tails); walking those links from every first crack (`_chain_order`)
-    lays the edges out contiguously, by first crack. Loops (no junction) are cut open at
-    their smallest crack. O(pixels) for the runs and the face map, O(runs log runs +
-    cracks log cracks) for the rest.
+    sorting the tails); loops (no junction) are cut open at their smallest crack
+    (`_loop_cuts`), and walking those links from every first crack (`_walk`) lays the
+    edges out contiguously, by first crack. O(pixels) for the runs and the face map,
+    O(runs log runs + cracks log cracks) for the rest.
     """
     h, w = labels.shape
-    padded = np.full((h + 2, w + 2), OUTSIDE, dtype=np.int32)
-    padded[1:-1, 1:-1] = labels
-    found = _face_runs(padded)
+    found = _faces_of_runs(padded_row_runs(labels))
     faces, face_label, face_area = found.faces
     face_area[0] = 0
     width = w + 2
@@ -247,8 +282,10 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     stride = w + 1
     tail = cy * stride + cx
     head = (cy + DY[cd]) * stride + (cx + DX[cd])
+    # Faces differ across a crack exactly where labels do (a face is a 4-connected
+    # component of one label), so the face map answers for the padded label map.
     at_junction = _junction(
-        padded, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
+        faces, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
     )
     tail_junction, head_junction = at_junction[:n], at_junction[n:]
 
@@ -264,7 +301,12 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
 
     pred = np.full(n, -1, dtype=np.int64)
     pred[succ[succ >= 0]] = idx[succ >= 0]
-    order, pred = _chain_order(succ, pred)
+    # The two faces of every crack, as one number per unordered pair.
+    face_a = np.concatenate([run_face[upper[pair]], run_face[inner]]).astype(np.int64)
+    face_b = np.concatenate([run_face[lower[pair]], run_face[inner - 1]]).astype(np.int64)
+    pair_key = np.minimum(face_a, face_b) * len(face_label) + np.maximum(face_a, face_b)
+    pred[_loop_cuts(pair_key, tail_junction)] = -1
+    order = _walk(succ, pred)
     starts_mask = pred[order] < 0
     edge_start = np.concatenate([np.nonzero(starts_mask)[0], [n]]).astype(np.int64)
 
@@ -322,37 +364,24 @@ def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return junction
 
 
-def _chain_order(succ: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cracks laid out edge by edge: edges by their first crack id, each edge's cracks
-    in order along it. Closed loops have no first crack: each is cut open at its
-    smallest crack id (found per loop by connected components over the loops' cracks
-    alone) and walked on its own; the loops' edges are then merged in among the others
-    by first crack. Returns the order and the predecessors with the cuts made. Cost:
-    O(cracks log cracks)."""
-    n = len(succ)
-    order = _walk(succ, pred)
-    if len(order) == n:
-        return order, pred
-    seen = np.zeros(n, dtype=bool)
-    seen[order] = True
-    loop = np.flatnonzero(~seen)
-    # The loops as a graph of their own, nodes numbered in the same order.
-    loop_succ = np.searchsorted(loop, succ[loop])
-    _, component = graphs.connected_components(len(loop), np.arange(len(loop)), loop_succ)
-    # Components are numbered by their smallest node: its first appearance.
-    _, cut = np.unique(component, return_index=True)
-    loop_pred = np.empty(len(loop), dtype=np.int64)
-    loop_pred[loop_succ] = np.arange(len(loop))
-    loop_pred[cut] = -1
-    pred = pred.copy()
-    pred[loop[cut]] = -1
-    laid = np.concatenate([order, loop[_walk(loop_succ, loop_pred)]])
-    first = np.flatnonzero(pred[laid] < 0)
-    length = np.diff(np.append(first, n))
-    by_first = np.argsort(laid[first])
-    first, length = first[by_first], length[by_first]
-    moved = np.repeat(first - (np.cumsum(length) - length), length) + np.arange(n)
-    return laid[moved], pred
+def _loop_cuts(pair_key: np.ndarray, tail_junction: np.ndarray) -> np.ndarray:
+    """The crack at which every closed loop (an edge without junction) is cut open: its
+    smallest crack id. A loop is a closed curve with one face inside and one outside,
+    each connected, so those two faces meet nowhere else: the cracks of a pair of faces
+    (`pair_key`) are one loop when none of them starts at a junction, and on open edges
+    otherwise. Pairs with a junction are few (one per edge end), so each crack is looked
+    up among them (binary search), and the loops' cracks are grouped by pair.
+    O(cracks log edges + loop cracks log loop cracks)."""
+    joined = np.unique(pair_key[tail_junction])
+    candidates = np.flatnonzero(~tail_junction)
+    keys = pair_key[candidates]
+    if len(joined):
+        at = np.minimum(np.searchsorted(joined, keys), len(joined) - 1)
+        candidates = candidates[joined[at] != keys]
+    # Cracks ascend, so a pair's first occurrence is its smallest crack.
+    _, first = np.unique(pair_key[candidates], return_index=True)
+    cuts: np.ndarray = candidates[first]
+    return cuts
 
 
 def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:

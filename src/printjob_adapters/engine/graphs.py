@@ -28,6 +28,9 @@ import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int32]
 
+#: Share of the nodes under which pointer jumping follows the moving nodes alone.
+_FEW_MOVING = 0.125
+
 
 def connected_components(
     count: int, src: npt.ArrayLike, dst: npt.ArrayLike
@@ -66,12 +69,24 @@ def connected_components(
 
 
 def _flatten(parent: npt.NDArray[np.integer[Any]]) -> None:
-    """Point every node straight at its root (pointer jumping), in place. Only the nodes
-    not yet pointing at a root are followed further. O(V log depth)."""
-    moving = np.flatnonzero(parent[parent] != parent)
-    while len(moving):
-        parent[moving] = parent[parent[moving]]
-        moving = moving[parent[parent[moving]] != parent[moving]]
+    """Point every node straight at its root (pointer jumping), in place. While many
+    nodes still move, every node jumps (one gather over the whole array); once few do
+    (under `_FEW_MOVING` of them), only those are followed further. O(V log depth)."""
+    grand = parent[parent]
+    moving = grand != parent
+    while True:
+        count = int(np.count_nonzero(moving))
+        if count == 0:
+            return
+        if count < _FEW_MOVING * len(parent):
+            break
+        parent[:] = grand
+        grand = parent[parent]
+        moving = grand != parent
+    few = np.flatnonzero(moving)
+    while len(few):
+        parent[few] = parent[parent[few]]
+        few = few[parent[parent[few]] != parent[few]]
 
 
 def walk_chains(child: npt.ArrayLike, has_child: npt.ArrayLike, heads: npt.ArrayLike) -> IntArray:
@@ -94,22 +109,20 @@ def walk_chains(child: npt.ArrayLike, has_child: npt.ArrayLike, heads: npt.Array
     depth = (up != np.arange(n)).astype(np.int64)
     # Doubling: after round k a node points 2^k steps up, or at its top. A chain of L
     # nodes settles in log2(L) rounds; nodes on a cycle never settle and are dropped when
-    # no chain can be longer (V nodes), so the rounds stop at log2(V) + 1.
-    active = np.flatnonzero(up[up] != up)
+    # no chain can be longer (V nodes), so the rounds stop at log2(V) + 1. Every round
+    # steps all nodes (a settled one adds its top's depth, 0, and stays): two gathers
+    # over the whole array cost less than gathering and scattering the unsettled ones.
     for _ in range(int(n).bit_length() + 1):
-        if not len(active):
+        above = up[up]
+        if np.array_equal(above, up):
             break
-        above = up[active]
-        depth[active] += depth[above]
-        up[active] = up[above]
-        active = active[up[up[active]] != up[active]]
+        depth += depth[up]
+        up = above
     top = up
-    reached = np.zeros(n, dtype=bool)
     is_head = np.zeros(n, dtype=bool)
     is_head[heads] = True
-    reached = is_head[top]
-    if len(active):
-        reached[active] = False  # still climbing: on a cycle, or below one
+    # Still climbing: on a cycle, or below one.
+    reached = is_head[top] & (top[top] == top)
     nodes = np.flatnonzero(reached)
     sizes = np.bincount(top[nodes], minlength=n)[heads]
     start = np.zeros(n, dtype=np.int64)

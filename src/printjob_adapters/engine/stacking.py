@@ -55,34 +55,68 @@ def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
 
 def near_pairs(graph: BoundaryGraph) -> np.ndarray:
     """Unordered pairs (f, g) of distinct faces whose pixels lie within `NEAR` of each
-    other, ascending. Read from the face map's row runs (`boundaries.run_overlaps`):
-    the runs of each row and of the `NEAR` rows below it whose columns come within
-    `NEAR` of each other, pairs of one face dropped, `np.unique` over each batch of
-    runs. O(runs log runs + pairs); `_NEAR_BATCH` runs at a time, so the memory stays
-    bounded when every pixel is a run of its own."""
+    other, ascending. Read from the face map's row runs: in one row, a run and the next
+    (they touch) and the one after when the run between is a single pixel (`NEAR` = 2
+    reaches no further along a row); and the runs of the `NEAR` rows below whose columns
+    come within `NEAR` of each other (`boundaries.run_overlaps`). Pairs of one face are
+    dropped and the rest made unique (`_unique_codes`), per batch of runs. O(runs log
+    runs + pairs); `_NEAR_BATCH` runs at a time, so the memory stays bounded when every
+    pixel is a run of its own."""
     faces = graph.faces
     h, w = faces.shape
     n = len(graph.face_label)
     runs = Runs(start=graph.run_start, label=graph.run_face, width=w, height=h)
     end = runs.end()
+    row = runs.start // w
+    face = graph.run_face.astype(np.int64)
+    single = (end - runs.start) == 1
     batches: list[np.ndarray] = []
     for first in range(0, len(runs.start), _NEAR_BATCH):
         stop = min(first + _NEAR_BATCH, len(runs.start))
         codes: list[np.ndarray] = []
-        for rows_apart in range(NEAR + 1):
+        # The same row: the next run, and the one after a run of one pixel.
+        for step in (1, 2):
+            upper = np.arange(first, min(stop, len(row) - step))
+            same_row = row[upper] == row[upper + step]
+            if step == 2:
+                same_row &= single[upper + 1]
+            codes.append(_pair_codes(face[upper[same_row]], face[upper[same_row] + step], n))
+        for rows_apart in range(1, NEAR + 1):
             upper, lower = run_overlaps(runs, end, rows_apart, NEAR, first, stop)
-            fa = graph.run_face[upper].astype(np.int64)
-            fb = graph.run_face[lower].astype(np.int64)
-            apart = fa != fb
-            fa, fb = fa[apart], fb[apart]
-            codes.append(np.minimum(fa, fb) * n + np.maximum(fa, fb))
-        batches.append(np.unique(np.concatenate(codes)))
+            codes.append(_pair_codes(face[upper], face[lower], n))
+        batches.append(_unique_codes(np.concatenate(codes), n))
     all_codes = batches[0] if len(batches) == 1 else np.unique(np.concatenate(batches))
     return np.stack([all_codes // n, all_codes % n], axis=1)
 
 
-def stack_layers(graph: BoundaryGraph, colors: int) -> Stacking:
-    """Step 4a: order and face sets (see module docstring). O(faces × colours)."""
+#: Faces up to which `_unique_codes` marks pairs in a table of every pair (64 K entries)
+#: instead of sorting them.
+_TABLE_FACES = 256
+
+
+def _pair_codes(fa: np.ndarray, fb: np.ndarray, n: int) -> np.ndarray:
+    """min * n + max of every pair of different faces. O(pairs)."""
+    apart = fa != fb
+    fa, fb = fa[apart], fb[apart]
+    codes: np.ndarray = np.minimum(fa, fb) * n + np.maximum(fa, fb)
+    return codes
+
+
+def _unique_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    """The distinct pair codes, ascending: for a few faces (flat art) marked in a table
+    of all n * n pairs and read back in order, O(codes + n²); else sorted (`np.unique`),
+    O(codes log codes)."""
+    if n > _TABLE_FACES:
+        return np.unique(codes)
+    seen = np.zeros(n * n, dtype=bool)
+    seen[codes] = True
+    return np.flatnonzero(seen)
+
+
+def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None = None) -> Stacking:
+    """Step 4a: order and face sets (see module docstring); `palette` (colours x 3,
+    0..255), when given, keeps the faces of a near shade in a layer (`_trim_fringes`).
+    O(faces × colours)."""
     order = layer_order(graph, colors)
     rank = np.empty(colors, dtype=np.int64)
     rank[order] = np.arange(colors)
@@ -101,8 +135,32 @@ def stack_layers(graph: BoundaryGraph, colors: int) -> Stacking:
         f_later = rank[lf] > rank[lg]
         members[lf[g_later], g[g_later]] = True
         members[lg[f_later], f[f_later]] = True
-        _trim_fringes(graph, order, rank, members, np.concatenate([pairs, pairs[:, ::-1]]))
+        _trim_fringes(
+            graph,
+            order,
+            rank,
+            members,
+            np.concatenate([pairs, pairs[:, ::-1]]),
+            _near_shades(palette, colors),
+        )
     return Stacking(order=order, members=members)
+
+
+#: Largest distance (RGB, 0..255) between two palette colours that count as near
+#: shades (`_near_shades`): neighbouring bands of a gradient are a few units apart,
+#: flat art's colours (anti-aliasing tints merged away) many more.
+NEAR_SHADE = 12.0
+
+
+def _near_shades(palette: np.ndarray | None, colors: int) -> np.ndarray | None:
+    """near[k, j]: whether palette colours k and j are near shades (within
+    `NEAR_SHADE`); None without a palette. O(colours²)."""
+    if palette is None:
+        return None
+    rgb = np.asarray(palette, dtype=np.float64).reshape(colors, 3)
+    diff = rgb[:, None, :] - rgb[None, :, :]
+    near: np.ndarray = np.sqrt((diff * diff).sum(axis=2)) <= NEAR_SHADE
+    return near
 
 
 def _trim_fringes(
@@ -111,6 +169,7 @@ def _trim_fringes(
     rank: np.ndarray,
     members: np.ndarray,
     pairs: np.ndarray,
+    near_shade: np.ndarray | None = None,
 ) -> None:
     """Step 4a': take a later face G out of layer k where that shortens k's fringe.
 
@@ -119,7 +178,13 @@ def _trim_fringes(
     anti-aliased edge). Leaving G out moves that fringe to G's edges with k's own faces
     instead, so G is left out when those are shorter, and only when an earlier layer
     already fills G and every face of k's set near G (it stays solid underneath: no
-    seam). O(colours × (edges + faces near the candidates))."""
+    seam).
+
+    Not when G's colour is a near shade of k's (`near_shade[k, label]`, the bands of a
+    gradient): there k's fringe is all but G's own colour, invisible, while leaving G
+    out would let the earlier layer under both show along G's edges with k's faces, in
+    the anti-aliased pixels both outlines share: a light or dark hairline along the
+    band border. O(colours × (edges + faces near the candidates))."""
     labels = graph.face_label
     length = np.diff(graph.edge_start).astype(np.float64)
     left, right = graph.edge_left, graph.edge_right
@@ -143,7 +208,21 @@ def _trim_fringes(
                 fringe_in, a[sel], np.where((other_rank >= 0) & (other_rank < idx), length[sel], 0)
             )
             np.add.at(fringe_out, a[sel], np.where(labels[b[sel]] == k, length[sel], 0))
-        candidates = np.nonzero(added & (fringe_out < fringe_in))[0]
+        trim = added & (fringe_out < fringe_in)
+        if near_shade is not None:
+            shade = near_shade[k].take(np.maximum(labels, 0))
+            trim &= ~shade
+            _slide_under(
+                graph,
+                order,
+                idx,
+                members,
+                sorted_pairs,
+                bounds,
+                near_shade,
+                added & ~shade & (fringe_in > 0),
+            )
+        candidates = np.nonzero(trim & member)[0]
         if len(candidates) == 0:
             continue
         earlier = members[order[:idx]]
@@ -153,6 +232,42 @@ def _trim_fringes(
             need = np.concatenate([[g], near])
             if earlier[:, need].all(axis=1).any():
                 member[g] = False
+
+
+def _slide_under(
+    graph: BoundaryGraph,
+    order: np.ndarray,
+    idx: int,
+    members: np.ndarray,
+    sorted_pairs: np.ndarray,
+    bounds: np.ndarray,
+    near_shade: np.ndarray,
+    fringed: np.ndarray,
+) -> None:
+    """Step 4a'': the faces G that layer k (`order[idx]`) fills though their colour is
+    far from k's, and that border a face painted before k (`fringed`): k's colour would
+    peek out along those borders, a hairline of a far colour (a flat shape's colour
+    between two bands of a gradient). When an earlier layer of a near shade of G's
+    colour already fills G, that layer is made to fill the faces of k's set near G too,
+    and G is left out of k: every border of G then has that layer solid underneath (no
+    seam), and what shows in the anti-aliased pixels along G's borders is all but G's
+    own colour. Only faces of near shades are involved, so art without such shades
+    (flat art) is left as it was. O(candidates × (colours + faces near them))."""
+    candidates = np.nonzero(fringed & members[order[idx]])[0]
+    if len(candidates) == 0:
+        return
+    labels = graph.face_label
+    member = members[order[idx]]
+    below = order[:idx]
+    for g in candidates.tolist():
+        shades = below[near_shade[below, labels[g]] & members[below, g]]
+        if len(shades) == 0:
+            continue
+        near = sorted_pairs[bounds[g] : bounds[g + 1], 1]
+        near = near[member[near]]
+        # The topmost of them: the layer nearest in paint order to the faces it joins.
+        members[int(shades[-1]), near] = True
+        member[g] = False
 
 
 def outline_edges(graph: BoundaryGraph, members: np.ndarray) -> np.ndarray:

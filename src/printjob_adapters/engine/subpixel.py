@@ -16,9 +16,20 @@ it), so the shared end points of neighbouring edges are sub-pixel too.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from printjob_adapters.engine.boundaries import DX, DY, OUTSIDE, BoundaryGraph
+from printjob_adapters.engine.boundaries import (
+    _LEFT_DCOL,
+    _LEFT_DROW,
+    _RIGHT_DCOL,
+    _RIGHT_DROW,
+    DX,
+    DY,
+    OUTSIDE,
+    BoundaryGraph,
+)
 
 #: Largest shift of a crack (pixels): a well-segmented edge never lies further than half
 #: a pixel from its crack, and the cap keeps the two sides of a thin line from crossing.
@@ -59,18 +70,26 @@ def face_colors(graph: BoundaryGraph, rgba: np.ndarray, palette: np.ndarray) -> 
     colors[painted, 3] = 255.0
     void = labels == -1
     if void.any():
-        left_out = labels[graph.faces[1:-1, 1:-1]] == -1
-        colors[void] = _left_out_colour(rgba, left_out)
+        colors[void] = _left_out_colour(rgba, _left_out_pixels(graph, void))
     return colors
+
+
+def _left_out_pixels(graph: BoundaryGraph, void: np.ndarray) -> np.ndarray:
+    """The (H, W) mask of the pixels of the `void` faces, laid out from the row runs
+    (each run's flag repeated along it) rather than looked up pixel by pixel in the
+    face map. O(pixels), one pass."""
+    length = np.diff(np.append(graph.run_start, graph.faces.size))
+    mask: np.ndarray = np.repeat(void.take(graph.run_face), length)
+    return mask.reshape(graph.faces.shape)[1:-1, 1:-1]
 
 
 def _left_out_colour(rgba: np.ndarray, left_out: np.ndarray) -> np.ndarray:
     """Median premultiplied RGBA of the left-out pixels (mask `left_out` over `rgba`,
     uint8 straight alpha). When more than half are fully transparent (the usual case)
     every premultiplied channel is mostly zeros, so the median is 0, found from the
-    alpha channel alone. O(pixels)."""
-    alpha = rgba[..., 3][left_out]
-    if 2 * np.count_nonzero(alpha == 0) > len(alpha):
+    alpha channel alone (two counts over the masks, nothing gathered). O(pixels)."""
+    clear = np.count_nonzero((rgba[..., 3] == 0) & left_out)
+    if 2 * clear > np.count_nonzero(left_out):
         return np.zeros(4)
     median: np.ndarray = np.median(premultiply(rgba[left_out]), axis=0)
     return median
@@ -84,42 +103,89 @@ def premultiply(rgba: np.ndarray) -> np.ndarray:
     return out
 
 
-def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> np.ndarray:
+class CrackSides(NamedTuple):
+    """What lies on either side of every crack, read once and shared by `crack_shifts`
+    and `thin_slack`: the faces of the pixels left and right of it, of the pixels one
+    step further out on each side, and the flat index of the left and right pixels in
+    the (unpadded) image. Where a pixel lies in the padding ring its face is the
+    outside, and its image index and its far face are clamped stand-ins: no stage reads
+    them there (an outside crack has no shift, and the outside is never painted)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    far_left: np.ndarray
+    far_right: np.ndarray
+    left_pixel: np.ndarray
+    right_pixel: np.ndarray
+
+
+def crack_sides(graph: BoundaryGraph) -> CrackSides:
+    """The faces and pixels around every crack (`CrackSides`), as flat indices from the
+    crack's tail corner plus a per-direction offset: eight gathers from the face map
+    and a few whole-array steps. O(cracks)."""
+    h, w = graph.height, graph.width
+    wide = w + 2
+    d = graph.crack_dir
+    x = graph.crack_x.astype(np.int64)
+    y = graph.crack_y.astype(np.int64)
+    padded = y * wide + x
+    left = padded + (_LEFT_DROW * wide + _LEFT_DCOL).take(d)
+    right = padded + (_RIGHT_DROW * wide + _RIGHT_DCOL).take(d)
+    # One more step along each side's outward normal.
+    outward = (DY - DX * wide).take(d)
+    last = (h + 2) * wide - 1
+    faces = graph.faces.ravel()
+    image = y * w + x
+    return CrackSides(
+        left=faces.take(left),
+        right=faces.take(right),
+        far_left=faces.take(np.clip(left + outward, 0, last)),
+        far_right=faces.take(np.clip(right - outward, 0, last)),
+        left_pixel=np.clip(image + ((_LEFT_DROW - 1) * w + _LEFT_DCOL - 1).take(d), 0, h * w - 1),
+        right_pixel=np.clip(
+            image + ((_RIGHT_DROW - 1) * w + _RIGHT_DCOL - 1).take(d), 0, h * w - 1
+        ),
+    )
+
+
+def crack_shifts(
+    graph: BoundaryGraph,
+    rgba: np.ndarray,
+    colors: np.ndarray,
+    sides: CrackSides | None = None,
+) -> np.ndarray:
     """Signed shift of every crack towards its right side, in pixels, from the decoded
-    input `rgba` and the faces' premultiplied colours. Vectorised over all cracks:
-    O(cracks).
+    input `rgba` and the faces' premultiplied colours (`sides`: `crack_sides(graph)`,
+    when already read). Vectorised over all cracks, channels first so that every step
+    is one pass over contiguous rows: O(cracks).
 
     A pixel that is only one pixel thick across the crack (its opposite crack is a
     boundary too) shares its coverage with that other crack, so each side takes half,
     and neither moves in by more than `THIN_SHIFT`, so the stroke keeps `MIN_STROKE`."""
-    faces = graph.faces
-    h, w = graph.height, graph.width
-    d = graph.crack_dir
-    lr, lc = graph.left_pixels()
-    rr, rc = graph.right_pixels()
-    lf = faces[lr, lc]
-    rf = faces[rr, rc]
-    a = colors[lf]
-    b = colors[rf]
+    if sides is None:
+        sides = crack_sides(graph)
+    lf, rf = sides.left, sides.right
+    channels = np.ascontiguousarray(colors.T)
+    a = channels.take(lf, axis=1)
+    b = channels.take(rf, axis=1)
     diff = a - b
-    den = np.einsum("ij,ij->i", diff, diff)
+    den = _dot(diff, diff)
     usable = np.isfinite(den) & (den > 1e-6)
     den = np.where(usable, den, 1.0)
-    diff = np.where(usable[:, None], diff, 0.0)
-    b = np.where(usable[:, None], b, 0.0)
+    diff = np.where(usable, diff, 0.0)
+    b = np.where(usable, b, 0.0)
     # Pixels outside the image have no colour (NaN face colour): such cracks are not
-    # usable, so any in-image pixel may stand in for them (clipped indices, no padded copy).
-    left_px = premultiply(rgba[np.clip(lr - 1, 0, h - 1), np.clip(lc - 1, 0, w - 1)])
-    right_px = premultiply(rgba[np.clip(rr - 1, 0, h - 1), np.clip(rc - 1, 0, w - 1)])
-    cover_left = np.einsum("ij,ij->i", left_px - b, diff) / den
-    cover_right = np.einsum("ij,ij->i", right_px - b, diff) / den
+    # usable, so any in-image pixel may stand in for them (`CrackSides`).
+    flat = np.ascontiguousarray(rgba).view(np.uint32).ravel()
+    left_px = _premultiplied_channels(flat.take(sides.left_pixel))
+    right_px = _premultiplied_channels(flat.take(sides.right_pixel))
+    cover_left = _dot(left_px - b, diff) / den
+    cover_right = _dot(right_px - b, diff) / den
     cover_left = np.clip(cover_left, 0.0, 1.0)
     cover_right = np.clip(cover_right, 0.0, 1.0)
     # The pixel beyond the left pixel, one step further along the left normal.
-    far_l = faces[np.clip(lr - DX[d], 0, h + 1), np.clip(lc + DY[d], 0, w + 1)]
-    far_r = faces[np.clip(rr + DX[d], 0, h + 1), np.clip(rc - DY[d], 0, w + 1)]
-    thin_l = far_l != lf
-    thin_r = far_r != rf
+    thin_l = sides.far_left != lf
+    thin_r = sides.far_right != rf
     weight_l = np.where(thin_l, 0.5, 1.0)
     weight_r = np.where(thin_r, 0.5, 1.0)
     # A one-pixel stroke narrows from both sides; it keeps at least `MIN_STROKE` of its
@@ -134,35 +200,53 @@ def crack_shifts(graph: BoundaryGraph, rgba: np.ndarray, colors: np.ndarray) -> 
     # Against a left-out face the painted side leans out a little: fitting smooths
     # outlines by up to its tolerance, and an outline cutting into an opaque pixel
     # shows there as a see-through notch, while one lying a little out only softens.
-    void_l = graph.face_label[lf] == -1
-    void_r = graph.face_label[rf] == -1
+    label_l = graph.face_label.take(lf)
+    label_r = graph.face_label.take(rf)
+    void_l = label_l == -1
+    void_r = label_r == -1
     shift += np.where(void_r & ~void_l, VOID_LEAN, 0.0) - np.where(void_l & ~void_r, VOID_LEAN, 0.0)
-    outside = (graph.face_label[lf] == OUTSIDE) | (graph.face_label[rf] == OUTSIDE)
+    outside = (label_l == OUTSIDE) | (label_r == OUTSIDE)
     shift[outside] = 0.0
     clipped: np.ndarray = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
     return clipped
 
 
-def thin_slack(graph: BoundaryGraph) -> np.ndarray:
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per-column dot products of two (4, n) arrays, summed in the pairs NumPy's
+    `einsum("ij,ij->i")` sums a row of four in ((0 + 2) + (1 + 3)), so the shifts
+    stay bit for bit what they were when the colours were rows. O(n)."""
+    p = a * b
+    total: np.ndarray = (p[0] + p[2]) + (p[1] + p[3])
+    return total
+
+
+def _premultiplied_channels(pixels: np.ndarray) -> np.ndarray:
+    """Packed RGBA pixels (uint32 views of four uint8) to (4, n) float32 premultiplied
+    channels, 0..255 (`premultiply`, channels first). O(n)."""
+    # Transposed as bytes, then widened: a strided cast of the transpose costs 5x more.
+    out = np.ascontiguousarray(pixels.view(np.uint8).reshape(-1, 4).T).astype(np.float32)
+    out[:3] *= out[3] / 255.0
+    return out
+
+
+def thin_slack(graph: BoundaryGraph, sides: CrackSides | None = None) -> np.ndarray:
     """Fitting-tolerance multiplier per edge: `THIN_SLACK` for an edge along a stroke one
     pixel thick (most of its cracks have such a pixel on one side), else 1. Fitted at the
     full tolerance, both sides of a hairline or a letter's stem may move in by nearly half
-    a pixel each and the stroke breaks; at this tolerance it keeps its width. O(cracks)."""
-    faces = graph.faces
-    h, w = graph.height, graph.width
-    d = graph.crack_dir
-    lr, lc = graph.left_pixels()
-    rr, rc = graph.right_pixels()
-    lf = faces[lr, lc]
-    rf = faces[rr, rc]
-    far_l = faces[np.clip(lr - DX[d], 0, h + 1), np.clip(lc + DY[d], 0, w + 1)]
-    far_r = faces[np.clip(rr + DX[d], 0, h + 1), np.clip(rc - DY[d], 0, w + 1)]
+    a pixel each and the stroke breaks; at this tolerance it keeps its width (`sides`:
+    `crack_sides(graph)`, when already read). O(cracks)."""
+    if sides is None:
+        sides = crack_sides(graph)
+    lf, rf = sides.left, sides.right
     painted = graph.face_label >= 0
-    thin = ((far_l != lf) & painted[lf]) | ((far_r != rf) & painted[rf])
-    edge = np.repeat(np.arange(graph.edge_count), np.diff(graph.edge_start))
-    share = np.bincount(edge, thin, minlength=graph.edge_count) / np.maximum(
-        np.diff(graph.edge_start), 1
+    thin = ((sides.far_left != lf) & painted.take(lf)) | (
+        (sides.far_right != rf) & painted.take(rf)
     )
+    if graph.edge_count == 0:
+        return np.ones(0)
+    # Every edge has a crack at least, so no segment of the sum is empty.
+    count = np.add.reduceat(thin.view(np.int8), graph.edge_start[:-1], dtype=np.int64)
+    share = count / np.maximum(np.diff(graph.edge_start), 1)
     out: np.ndarray = np.where(share > 0.5, THIN_SLACK, 1.0)
     return out
 

@@ -25,6 +25,7 @@ from printjob_adapters.engine.stacking import layer_outlines, outline_edges, sta
 from printjob_adapters.engine.subpixel import (
     crack_points,
     crack_shifts,
+    crack_sides,
     face_colors,
     junction_points,
     thin_slack,
@@ -73,18 +74,22 @@ def vectorise(
     graph = build_boundary_graph(labels)
     checkpoint(0.1)
     colors4 = face_colors(graph, rgba, palette)
+    sides = crack_sides(graph)
     checkpoint(0.12)
-    shifts = crack_shifts(graph, rgba, colors4)
+    shifts = crack_shifts(graph, rgba, colors4, sides)
+    thin = thin_slack(graph, sides)
+    # Six arrays as long as the cracks: not kept through the fitting.
+    del sides
     checkpoint(0.15)
     points = crack_points(graph, shifts)
     junctions = junction_points(graph, points)
     checkpoint(0.2)
-    stacking = stack_layers(graph, colors)
+    stacking = stack_layers(graph, colors, palette)
     checkpoint(0.22)
     needed = outline_edges(graph, stacking.members)
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
-    slack = edge_slack(graph, colors4) * thin_slack(graph)
+    slack = edge_slack(graph, colors4) * thin
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
     order = stacking.order.tolist()
     outlines = []
