@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import colour_count, palette_choice
+from printjob_adapters.engine import colour_count, faint_sources, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 from printjob_adapters.engine.nearest import Incidence, PointSet
 
@@ -642,6 +642,10 @@ def find_palette(
         pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, mix, palette)
         if pair is not None:
             return pair[: max(colors or 2, 1)]
+    if explained and colors is None and not shaded and _faint_sources(rgb, maps, colours, palette):
+        # A dark field of many faint sources: each is a mixture of the flat colours, as a
+        # logo's anti-aliasing is, but a patch of its own away from every edge (a photo).
+        return _photo_palette(hist, palette, tick)
     if explained and (colors is not None or not shaded):
         if colors is None or len(palette) <= colors:
             return palette
@@ -663,6 +667,26 @@ def find_palette(
         if float((d * w).sum() / w.sum()) <= FIDELITY:
             break
     return refined
+
+
+def _faint_sources(
+    rgb: npt.NDArray[np.uint8], maps: PixelMaps, colours: Colours | None, palette: FloatArray
+) -> bool:
+    """Whether noisy input that the flat `palette` explains is a field of many faint
+    sources (`faint_sources`). Clean renders and mildly noisy JPEGs (noise under
+    `colour_count.PHOTO_NOISE`) are flat art without asking. Cost: `faint_sources.many`,
+    plus `distinct_colours` when not given."""
+    if maps.noise < colour_count.PHOTO_NOISE:
+        return False
+    colours = colours if colours is not None else distinct_colours(rgb, maps)
+    shape = maps.opaque.shape
+    return faint_sources.many(
+        shape,
+        maps.opaque,
+        colours.per_pixel(shape, maps.opaque),
+        srgb_to_lab(colours.rgb.astype(np.float64)),
+        palette,
+    )
 
 
 def _band_palette(

@@ -18,8 +18,8 @@ import vtracer  # type: ignore[import-untyped]
 from PIL import Image
 from skimage import data as samples
 
-from printjob_adapters.engine import cleanup, colour_count
-from printjob_adapters.engine.colour import delta_e2000_srgb
+from printjob_adapters.engine import cleanup, colour_count, faint_sources, quantise
+from printjob_adapters.engine.colour import delta_e2000_srgb, srgb_to_lab
 
 from .colour_support import mean_delta_e, render, run, svg_of
 
@@ -49,6 +49,9 @@ PHOTOS = {
     # posterised: 2.15 against 1.86) and coins.
     "moon": lambda: _sample("moon"),
     "coins": lambda: _sample("coins"),
+    # A dark field of thousands of faint galaxies: a flat palette of three colours explains
+    # every pixel as a mixture, as it explains a JPEG'd logo's edges (2.90 against 2.67).
+    "hubble deep field": lambda: _sample("hubble_deep_field", 512),
 }
 
 
@@ -193,3 +196,69 @@ def test_a_photo_speckle_far_from_every_neighbour_colour_is_kept() -> None:
 
     assert (cleaned(colour_count.near_equal(palette))[8:11, 4:7] == 8).all()
     assert (cleaned(None)[8:11, 4:7] == 0).all()
+
+
+def _faint_field(seed: int = 0, sources: int = 2000, side: int = 320) -> Image.Image:
+    """A deep-sky field: faint soft sources of one to two pixels on a dark sky under sensor
+    noise, a few of them bright."""
+    rng = np.random.default_rng(seed)
+    ys, xs = np.mgrid[0:side, 0:side].astype(np.float64)
+    sky = np.zeros((side, side, 3)) + np.array([6.0, 5.0, 10.0])
+    tints = np.array([[1.0, 0.85, 0.6], [0.8, 0.85, 1.0], [1.0, 1.0, 1.0]])
+    for _ in range(sources):
+        cy, cx, sigma = rng.uniform(0, side), rng.uniform(0, side), rng.uniform(0.7, 1.8)
+        amplitude = rng.uniform(12, 50) if rng.uniform() > 0.03 else rng.uniform(150, 255)
+        y0, x0 = int(max(cy - 6, 0)), int(max(cx - 6, 0))
+        y1, x1 = int(min(cy + 7, side)), int(min(cx + 7, side))
+        blob = np.exp(
+            -((ys[y0:y1, x0:x1] - cy) ** 2 + (xs[y0:y1, x0:x1] - cx) ** 2) / (2 * sigma**2)
+        )
+        sky[y0:y1, x0:x1] += amplitude * blob[..., None] * tints[rng.integers(3)]
+    sky += rng.normal(0.0, 2.5, sky.shape)
+    return Image.fromarray(np.clip(np.rint(sky), 0, 255).astype(np.uint8))
+
+
+def _pixel_sprite_jpeg(quality: int) -> Image.Image:
+    """Pixel art (52x52 cells of four flat colours, 5 px each, across JPEG's 8-px blocks)
+    upscaled nearest, saved as JPEG: ringing next to every cell edge."""
+    rng = np.random.default_rng(3)
+    colours = np.array([[20, 20, 30], [230, 200, 60], [200, 40, 40], [250, 250, 250]], np.uint8)
+    cells = colours[rng.integers(0, 4, (52, 52))]
+    image = Image.fromarray(cells).resize((260, 260), Image.Resampling.NEAREST)
+    return Image.open(io.BytesIO(_jpeg(image, quality)))
+
+
+def _sources_per_10k(image: Image.Image) -> tuple[bool, float]:
+    pixels = np.ascontiguousarray(np.asarray(image.convert("RGBA")))
+    maps = quantise.pixel_maps(pixels)
+    colours = quantise.distinct_colours(pixels, maps)
+    hist = quantise.colour_histogram(pixels, maps, colours)
+    palette, explained = quantise.greedy_palette(hist, quantise.tolerances(maps), 32)
+    shape = maps.opaque.shape
+    found = faint_sources.per_10k(
+        shape,
+        maps.opaque,
+        colours.per_pixel(shape, maps.opaque),
+        srgb_to_lab(colours.rgb.astype(np.float64)),
+        palette,
+    )
+    return explained, found
+
+
+def test_a_field_of_faint_sources_is_told_from_jpeg_flat_art() -> None:
+    # Both are explained by a few flat colours and their mixtures; the field's leftover
+    # patches lie in the middle of the sky, the flat art's next to its edges.
+    for seed in (0, 1):
+        explained, found = _sources_per_10k(Image.open(io.BytesIO(_jpeg(_faint_field(seed)))))
+        assert explained and found >= faint_sources.SOURCES_PER_10K, found
+    for quality in (55, 70, 85):
+        _, found = _sources_per_10k(_pixel_sprite_jpeg(quality))
+        assert found < faint_sources.SOURCES_PER_10K / 2, (quality, found)
+
+
+def test_a_field_of_faint_sources_is_traced_as_a_photo() -> None:
+    data = _jpeg(_faint_field())
+    seg = run(Image.open(io.BytesIO(data)))
+    # Flat art would keep the sky and one or two source colours.
+    assert len(seg.palette) > 4, seg.palette.round()
+    assert colour_count.near_equal(seg.palette) is not None
