@@ -645,7 +645,7 @@ def find_palette(
     if explained and colors is None and not shaded and _faint_sources(rgb, maps, colours, palette):
         # A dark field of many faint sources: each is a mixture of the flat colours, as a
         # logo's anti-aliasing is, but a patch of its own away from every edge (a photo).
-        return _photo_palette(hist, palette, tick)
+        return _photo_palette(hist, palette, tick, sources=True)
     if explained and (colors is not None or not shaded):
         if colors is None or len(palette) <= colors:
             return palette
@@ -709,12 +709,24 @@ def _band_palette(
 
 
 def _photo_palette(
-    hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
+    hist: Histogram,
+    palette: FloatArray,
+    tick: Callable[[], None] = _no_tick,
+    sources: bool = False,
 ) -> FloatArray:
     """Automatic colours for a photo (`colour_count`): its colours all move, as many as its
-    fidelity needs. Cost: `colour_count.grow_palette`."""
-    weight = hist.flat + 0.25 * hist.edge
-    photo = colour_count.photo_faithful(hist.flat + hist.edge)
+    fidelity needs. A field of faint `sources` (`faint_sources`) is mostly flat sky that
+    one colour serves, so its mean error over all pixels is met while every source is
+    still drawn in sky, star and one galaxy colour: its colours are placed on, and its
+    fidelity measured on, the pixels that are not flat (the sources; the Hubble deep
+    field: 7 colours at ΔE2000 2.48 and its blue and orange galaxies pink-white, 16 colours
+    at 2.38 with their hues). Cost: `colour_count.grow_palette`."""
+    if sources:
+        weight = hist.flat + hist.edge
+        photo = colour_count.photo_faithful(hist.edge)
+    else:
+        weight = hist.flat + 0.25 * hist.edge
+        photo = colour_count.photo_faithful(hist.flat + hist.edge)
     return colour_count.grow_palette(
         hist.lab,
         weight,
