@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import colour_count, palette_choice
+from printjob_adapters.engine import colour_count, faint_sources, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 from printjob_adapters.engine.nearest import Incidence, PointSet
 
@@ -678,6 +678,10 @@ def find_palette(
         pair = colour_count.two_tone(hist.rgb, hist.flat, hist.edge, mix, palette)
         if pair is not None:
             return pair[: max(colors or 2, 1)]
+    if explained and colors is None and not shaded and _faint_sources(rgb, maps, colours, palette):
+        # A dark field of many faint sources: each is a mixture of the flat colours, as a
+        # logo's anti-aliasing is, but a patch of its own away from every edge (a photo).
+        return _photo_palette(hist, palette, tick, sources=True)
     if explained and (colors is not None or not shaded):
         if colors is None or len(palette) <= colors:
             return palette
@@ -701,6 +705,26 @@ def find_palette(
     return refined
 
 
+def _faint_sources(
+    rgb: npt.NDArray[np.uint8], maps: PixelMaps, colours: Colours | None, palette: FloatArray
+) -> bool:
+    """Whether noisy input that the flat `palette` explains is a field of many faint
+    sources (`faint_sources`). Clean renders and mildly noisy JPEGs (noise under
+    `colour_count.PHOTO_NOISE`) are flat art without asking. Cost: `faint_sources.many`,
+    plus `distinct_colours` when not given."""
+    if maps.noise < colour_count.PHOTO_NOISE:
+        return False
+    colours = colours if colours is not None else distinct_colours(rgb, maps)
+    shape = maps.opaque.shape
+    return faint_sources.many(
+        shape,
+        maps.opaque,
+        colours.per_pixel(shape, maps.opaque),
+        srgb_to_lab(colours.rgb.astype(np.float64)),
+        palette,
+    )
+
+
 def _band_palette(
     hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
 ) -> FloatArray:
@@ -721,12 +745,24 @@ def _band_palette(
 
 
 def _photo_palette(
-    hist: Histogram, palette: FloatArray, tick: Callable[[], None] = _no_tick
+    hist: Histogram,
+    palette: FloatArray,
+    tick: Callable[[], None] = _no_tick,
+    sources: bool = False,
 ) -> FloatArray:
     """Automatic colours for a photo (`colour_count`): its colours all move, as many as its
-    fidelity needs. Cost: `colour_count.grow_palette`."""
-    weight = hist.flat + 0.25 * hist.edge
-    photo = colour_count.photo_faithful(hist.flat + hist.edge)
+    fidelity needs. A field of faint `sources` (`faint_sources`) is mostly flat sky that
+    one colour serves, so its mean error over all pixels is met while every source is
+    still drawn in sky, star and one galaxy colour: its colours are placed on, and its
+    fidelity measured on, the pixels that are not flat (the sources; the Hubble deep
+    field: 7 colours at ΔE2000 2.48 and its blue and orange galaxies pink-white, 16 colours
+    at 2.38 with their hues). Cost: `colour_count.grow_palette`."""
+    if sources:
+        weight = hist.flat + hist.edge
+        photo = colour_count.photo_faithful(hist.edge)
+    else:
+        weight = hist.flat + 0.25 * hist.edge
+        photo = colour_count.photo_faithful(hist.flat + hist.edge)
     return colour_count.grow_palette(
         hist.lab,
         weight,

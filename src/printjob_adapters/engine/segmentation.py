@@ -133,6 +133,7 @@ def segment(
     first_comps = cleanup.label_components(labels)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
     near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
+    texture = cleanup.texture(near, flat_share)
     keep = detail.detail_mask(
         labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
     )
@@ -149,6 +150,7 @@ def segment(
         tick=lambda: checkpoint(0.65),
         comps=first_comps,
         near=near,
+        texture=texture,
     )
     checkpoint(0.7)
     if comps is not first_comps or labels.dtype != np.int32:
@@ -190,6 +192,7 @@ def segment(
             keep=keep,
             tick=lambda: checkpoint(0.75),
             near=near,
+            texture=texture,
         )
         used = None
     # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,
