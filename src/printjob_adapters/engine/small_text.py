@@ -113,6 +113,12 @@ MAX_INK_SHARE = 0.35
 #: A palette (or a set of colours left out) this short is handled colour by colour:
 #: one comparison per colour costs less than a lookup per pixel.
 _FEW_COLOURS = 8
+#: A palette this short is counted colour by colour, one comparison of bytes each
+#: (`np.bincount` casts every label to 64 bits first: 0.6 ms on 512 x 512).
+_COUNTED_COLOURS = 32
+#: `_Lightness.outside` reads the lightness of the pixels off their colour's exact value
+#: only while they are at most this share of the image; more, the whole image's.
+_FEW_OFF = 0.25
 
 
 @attrs.frozen(eq=False)
@@ -272,8 +278,12 @@ def _candidates(
     lookup per pixel (more left out: looked up with `np.take`, half the cost of fancy
     indexing). O(N)."""
     k = len(palette)
-    painted = labels >= 0
-    colour_masks = [labels == c for c in range(k)] if k <= _FEW_COLOURS else None
+    # Compared as bytes when the palette fits in them (-1, no label, becomes 255): a
+    # comparison of bytes reads a quarter of the memory.
+    small = labels.astype(np.uint8) if k < 255 else labels
+    painted = small != 255 if k < 255 else labels >= 0
+    counted = k <= _COUNTED_COLOURS
+    colour_masks = [small == c for c in range(k)] if counted else None
     if colour_masks is not None:
         counts = np.array([np.count_nonzero(m) for m in colour_masks], dtype=np.int64)
     else:
@@ -284,25 +294,33 @@ def _candidates(
     left_out = np.flatnonzero(~share).tolist()
     # Misfits by lightness alone (one channel, a third of the cost): small type is read
     # by its contrast in lightness, and JPEG keeps lightness best.
-    # Channel by channel: summing over the strided last axis is ten times slower.
-    grey = rgb[..., 0].astype(np.int16)
-    grey += rgb[..., 1]
-    grey += rgb[..., 2]
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     reach = _misfit_reach(level)
-    if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
-        # A photo or a scan quantised to a few colours: far from its label says nothing.
-        reach[:] = 3 * MISFIT
+    lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
         own = painted.copy()
         misfit = np.zeros(labels.shape, dtype=bool)
+        nearer = np.zeros(labels.shape, dtype=bool)
         for colour in left_out:
-            mask = colour_masks[colour] if colour_masks is not None else labels == colour
+            mask = colour_masks[colour] if colour_masks is not None else small == colour
             own &= ~mask
-            low, high = int(level[colour] - reach[colour]), int(level[colour] + reach[colour])
-            misfit |= mask & ((grey < low) | (grey > high))
+            misfit |= lightness.outside(mask, palette[colour], int(level[colour]), 3 * MISFIT)
+            if reach[colour] < 3 * MISFIT:
+                nearer |= lightness.outside(
+                    mask, palette[colour], int(level[colour]), int(reach[colour])
+                )
+        # The nearer level finds the same pixels or more (it is nearer): only when it
+        # finds more does it matter whether the art fits its palette.
+        nearer &= ~misfit
+        if nearer.any() and flat.holds():
+            misfit |= nearer
     else:
+        if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
+            # A photo or a scan quantised to a few colours: far from its label says
+            # nothing.
+            reach[:] = 3 * MISFIT
+        grey = lightness.whole().copy()
         own = np.take(share, labels) & painted
         grey -= np.take(level, labels)
         misfit = np.abs(grey, out=grey) > np.take(reach, labels)
@@ -327,6 +345,57 @@ def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
     nearer = (half >= 3 * LEAST_MISFIT) & (half < 3 * MISFIT)
     reach: npt.NDArray[np.int16] = np.where(nearer, half, 3 * MISFIT).astype(np.int16)
     return reach
+
+
+class _Lightness:
+    """The pixels' lightness (sum of the channels, int16), read only where it is needed.
+
+    Most pixels of flat art have their label's colour exactly, and such a pixel is no
+    misfit (its lightness is its colour's), so `outside` compares the image with the
+    colour as whole pixels (one comparison of 32-bit words, contiguous) and sums the
+    channels of the other pixels only; summing all three channels over the whole image
+    reads them strided and costs more than every other pass of the search together.
+    The whole image's lightness is worked out once, when asked or when too many pixels
+    are off their colour (`_FEW_OFF`)."""
+
+    def __init__(self, rgb: npt.NDArray[np.uint8]) -> None:
+        self._rgb = rgb
+        self._grey: npt.NDArray[np.int16] | None = None
+        four = rgb.ndim == 3 and rgb.shape[2] == 4 and rgb.flags.c_contiguous
+        self._words = rgb.view(np.uint32)[..., 0] if four else None
+
+    def whole(self) -> npt.NDArray[np.int16]:
+        """Every pixel's lightness. O(N)."""
+        if self._grey is None:
+            # Channel by channel: summing over the strided last axis is ten times slower.
+            grey = self._rgb[..., 0].astype(np.int16)
+            grey += self._rgb[..., 1]
+            grey += self._rgb[..., 2]
+            self._grey = grey
+        return self._grey
+
+    def outside(self, mask: BoolArray, colour: FloatArray, level: int, reach: int) -> BoolArray:
+        """The pixels of `mask` whose lightness is more than `reach` from `level`;
+        `colour` is the mask's palette colour. O(N) word comparisons, then O(pixels
+        off it)."""
+        low, high = level - reach, level + reach
+        exact = np.clip(np.rint(colour), 0, 255).astype(np.uint8)
+        if self._grey is None and self._words is not None and low <= int(exact.sum()) <= high:
+            word = np.array([*exact.tolist(), 255], dtype=np.uint8).view(np.uint32)[0]
+            off = self._words != word
+            off &= mask
+            if np.count_nonzero(off) <= _FEW_OFF * off.size:
+                index = np.flatnonzero(off)
+                pixels = np.take(self._rgb.reshape(-1, 4), index, axis=0)
+                grey = pixels[:, 0].astype(np.int16)
+                grey += pixels[:, 1]
+                grey += pixels[:, 2]
+                far = np.zeros(mask.shape, dtype=bool)
+                far.ravel()[index] = (grey < low) | (grey > high)
+                return far
+        grey = self.whole()
+        found: BoolArray = mask & ((grey < low) | (grey > high))
+        return found
 
 
 class _FlatTest:
