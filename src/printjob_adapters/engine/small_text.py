@@ -71,6 +71,14 @@ TINT = 32
 #: A letter whose ink is a palette colour is measured against its own strongest pixels
 #: when they are less than this share of the way from its paper to that colour.
 SHOWN_INK = 0.8
+#: A letter whose measured ink lies under this share of the way from its paper to its
+#: palette ink is printed in an ink of its own (`_own_inks`): grey type beside black
+#: measures 0.3 to 0.45, the thinnest letters of black 8-px type 0.75 and more.
+OWN_SHARE = 0.6
+#: Fewest letters, and least share of the letters of their palette ink, for such an ink
+#: to be added: a caption, not one faint letter.
+MIN_OWN_LETTERS = 3
+OWN_PART = 0.25
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -98,6 +106,9 @@ LEAST_MISFIT = 40
 FLAT_FIT = 10
 #: `_FlatTest` reads every `_FLAT_STEP`-th row and column.
 _FLAT_STEP = 3
+#: Widest gap (pixels) across which a fragment joins a component on its own rows: a
+#: monospace period sits three pixels after its letter, on the same baseline.
+PERIOD_GAP = 3
 #: Largest sRGB distance at which a measured ink is taken to be that palette colour
 #: before any colour that merely stands out from the paper.
 SAME_INK = 60.0
@@ -105,6 +116,8 @@ SAME_INK = 60.0
 #: MIX_RESIDUAL (sRGB) of the line between them, at least MIN_MIX of the way along.
 MIX_RESIDUAL = 24.0
 MIN_MIX = 0.3
+#: ... and for `_foreign_inks`, no further than this share past the palette colour.
+MIX_BEYOND = 0.1
 #: Largest mean lightness difference (mean of the channels) between the pixels around
 #: an erased letter and their label's colour (`_on_clean_paper`).
 RING_FIT = 40
@@ -135,6 +148,8 @@ class Letters:
     #: Whether the measured inks stay the colour coverage is measured against (art
     #: that fits its palette, `_FlatTest`) once a palette colour is chosen to draw them.
     measured_coverage: bool = False
+    #: Whether the art fits its palette (`_FlatTest`): a letter's own ink may be added.
+    fits: bool = False
 
     @property
     def count(self) -> int:
@@ -196,7 +211,6 @@ def find_letters(
     letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
-    off = _lightness_off(labels[window], rgb[window], palette)
     own = candidate[window] & ~misfit[window]
     remap = np.zeros(n + 1, dtype=np.int32)
     count = int(letter.sum())
@@ -211,11 +225,14 @@ def find_letters(
         (component[mine] - 1).astype(np.int64) * k + near_labels[mine], minlength=count * k
     ).reshape(count, k)
     ink = votes.argmax(axis=1).astype(np.int32)
-    sized = np.bincount(component.ravel(), minlength=count + 1)[1:]
+    # Each letter lies whole inside the window: its size is its area from the runs.
+    sized = area[letter]
     ink[2 * votes.max(axis=1) < sized] = -1
     colour = palette[np.maximum(ink, 0)]
     measured = ink < 0
-    if measured.any():
+    # Lightness off the label's colour: only letters mostly of misfits are measured.
+    off = _lightness_off(labels[window], rgb[window], palette) if measured.any() else None
+    if off is not None:
         colour[measured] = _extreme(
             rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
@@ -226,7 +243,7 @@ def find_letters(
     if voted.any() and flat.holds():
         lighter[voted], seen = _lighter_ink(rgb[window], component, voted, ink, paper, palette)
         colour[lighter] = seen
-    if measured.any():
+    if off is not None:
         usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
         return None
@@ -245,6 +262,7 @@ def find_letters(
         paper=paper,
         ink_colour=colour,
         measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
+        fits=flat.holds(),
     )
 
 
@@ -552,23 +570,35 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     if not short.any() or n < 2:
         return runs
     reach = FRAGMENT_GAP + 1
-    pitch = int(shape[1]) + 2 * reach + 2
-    begins = runs.row * pitch + runs.start + reach
-    ends = runs.row * pitch + runs.stop + reach
+    # Beside a run of its own rows a fragment reaches `PERIOD_GAP`: a period after
+    # its letter (keys padded by the wider reach, so no row's keys run into the next).
+    wider = max(PERIOD_GAP - FRAGMENT_GAP, 0)
+    pad = reach + wider
+    pitch = int(shape[1]) + 2 * pad + 2
+    begins = runs.row * pitch + runs.start + pad
+    ends = runs.row * pitch + runs.stop + pad
     mine = np.flatnonzero(short[runs.owner])
     near_rows = np.arange(-reach, reach + 1, dtype=np.int64)
-    row = (runs.row[mine][:, None] + near_rows[None, :]).ravel()
-    start = np.repeat(runs.start[mine], len(near_rows))
-    stop = np.repeat(runs.stop[mine], len(near_rows))
-    owner = np.repeat(runs.owner[mine], len(near_rows))
+    shifts = np.concatenate([near_rows, [0]])
+    widen = np.zeros(len(shifts), dtype=np.int64)
+    widen[-1] = wider
+    row = (runs.row[mine][:, None] + shifts[None, :]).ravel()
+    start = (runs.start[mine][:, None] - widen[None, :]).ravel()
+    stop = (runs.stop[mine][:, None] + widen[None, :]).ravel()
+    owner = np.repeat(runs.owner[mine], len(shifts))
     # Runs of that row ending after start - reach and starting before stop + reach.
-    first = np.searchsorted(ends, row * pitch + start, side="right")
-    last = np.searchsorted(begins, row * pitch + stop + 2 * reach, side="left")
+    first = np.searchsorted(ends, row * pitch + start + pad - reach, side="right")
+    last = np.searchsorted(begins, row * pitch + stop + reach + pad, side="left")
     touching = np.maximum(last - first, 0)
     total = int(touching.sum())
     offsets = np.cumsum(touching) - touching
     other = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
-    count, group = connected_components(n, np.repeat(owner, touching), runs.owner[other])
+    here, there = np.repeat(owner, touching), runs.owner[other]
+    # Across the wider gap only a mark on its neighbour's baseline (their last rows
+    # within a row of each other) joins: a period, not a speck beside a shape.
+    wide = np.repeat(np.tile(widen > 0, len(mine)), touching)
+    aligned = ~wide | (np.abs(extent[here, 1] - extent[there, 1]) <= 1)
+    count, group = connected_components(n, here[aligned], there[aligned])
     top = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     bottom = np.zeros(count, dtype=np.int64)
     np.minimum.at(top, group, extent[:, 0])
@@ -846,7 +876,119 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         ink=ink,
         paper=letters.paper[usable],
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
+        fits=letters.fits,
     )
+
+
+def _own_inks(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
+    """Letters whose own ink stops short of their palette ink, drawn in their own ink.
+
+    A grey caption beside black type has no palette colour of its own (the segmentation
+    takes its few pixels for anti-aliasing of the black) and would print in the black.
+    A letter whose measured ink (`Letters.ink_colour`: its strongest pixels) lies less
+    than `OWN_SHARE` of the way from its paper to its palette ink is such type: thin
+    strokes of the palette ink itself reach 0.8 of the way or more. When at least
+    `MIN_OWN_LETTERS` letters of one palette ink are such, and `OWN_PART` of that ink's
+    letters, the median ink of their strongest quarter is added as a colour of its own
+    and they are drawn in it (automatic colours only: an explicit count stays exact).
+    O(letters · K)."""
+    ink_colour = letters.ink_colour
+    paper = palette[letters.paper]
+    span = palette[letters.ink] - paper
+    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    shown = ((ink_colour - paper) * span).sum(axis=1) / length
+    short = shown < OWN_SHARE
+    ink = letters.ink.copy()
+    colour = ink_colour.copy()
+    added: list[FloatArray] = []
+    for group in np.unique(ink[short]).tolist():
+        mine = letters.ink == group
+        own = mine & short
+        many = int(own.sum()) >= MIN_OWN_LETTERS and own.sum() >= OWN_PART * mine.sum()
+        if not many:
+            continue
+        # The strongest quarter: a thin letter's strongest pixels are still partly paper.
+        strong = own & (shown >= np.quantile(shown[own], 0.75))
+        new = np.median(ink_colour[strong], axis=0)
+        ink[own] = len(palette) + len(added)
+        colour[own] = new
+        added.append(new)
+    if not added:
+        return letters, palette
+    grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
+    return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+
+
+def _foreign_inks(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> tuple[Letters, FloatArray]:
+    """Letters labelled with a palette colour that is not their ink, drawn in their own.
+
+    JPEG's chroma blur leaves yellow 8-px type on blue without a yellow in the palette:
+    its words are labelled with a grey-green mixture and the blue's ringing, and drawn
+    in those they are illegible. Each letter's ink is measured from its own strongest
+    pixels (`_strongest`: furthest from its paper); when it is further than `SAME_INK`
+    from every palette colour, and at least `MIN_OWN_LETTERS` letters on one paper
+    colour (and `OWN_PART` of its letters) are such, the median ink of their strongest
+    quarter is added and they are drawn in it (automatic colours only). O(pixels of
+    the letters) + O(letters · K)."""
+    seen, strength = _strongest(rgb, letters, palette)
+    apart = np.sqrt(((seen[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    # A thin stroke of a palette colour is a mixture of it and the paper (on the line
+    # between them, not beyond): that ink is in the palette already.
+    paper = palette[letters.paper]
+    span = palette[None, :, :] - paper[:, None, :]
+    offset = (seen - paper)[:, None, :]
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset).sum(axis=2) / length
+    residual = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    mixed = ((residual <= MIX_RESIDUAL) & (amount <= 1.0 + MIX_BEYOND)).any(axis=1)
+    # Only letters mostly of their own palette colour: a letter of misfits (a speck
+    # the clean-up merged away, or type it erased) takes a palette colour as before.
+    foreign = (apart > SAME_INK) & ~mixed & (letters.ink >= 0)
+    ink = letters.ink.copy()
+    colour = letters.ink_colour.copy()
+    added: list[FloatArray] = []
+    grown = palette
+    for group in np.unique(letters.paper[foreign]).tolist():
+        mine = letters.paper == group
+        own = mine & foreign
+        if int(own.sum()) < MIN_OWN_LETTERS or own.sum() < OWN_PART * mine.sum():
+            continue
+        strong = own & (strength >= np.quantile(strength[own], 0.75))
+        new = np.median(seen[strong], axis=0)
+        ink[own] = len(palette) + len(added)
+        colour[own] = new
+        added.append(new)
+    if not added:
+        return letters, palette
+    grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
+    return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+
+
+def _strongest(
+    rgb: npt.NDArray[np.uint8], letters: Letters, palette: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Per letter: the mean colour of its pixels furthest from its paper (at least three
+    quarters of its largest sRGB distance), and that mean's distance from the paper.
+    O(pixels of the letters)."""
+    inside = letters.component > 0
+    owner = letters.component[inside] - 1
+    pixels = rgb[inside][:, :3].astype(np.float64)
+    paper = palette[letters.paper]
+    distance = np.sqrt(((pixels - paper[owner]) ** 2).sum(axis=1))
+    top = np.zeros(letters.count, dtype=np.float64)
+    np.maximum.at(top, owner, distance)
+    strong = distance >= 0.75 * top[owner]
+    weight = np.maximum(np.bincount(owner[strong], minlength=letters.count), 1)
+    seen = (
+        np.stack(
+            [np.bincount(owner[strong], pixels[strong, c], letters.count) for c in range(3)], axis=1
+        )
+        / weight[:, None]
+    )
+    strength = np.sqrt(((seen - paper) ** 2).sum(axis=1))
+    return seen, strength
 
 
 @attrs.frozen(eq=False)
@@ -859,16 +1001,25 @@ class TextOverlay:
     palette: FloatArray
 
 
-def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOverlay | None:
-    """Stages 1 to 3 for one segmentation; None when it holds no small text."""
+def overlay(
+    rgba: npt.NDArray[np.uint8], segmentation: Segmentation, *, automatic: bool = False
+) -> TextOverlay | None:
+    """Stages 1 to 3 for one segmentation; None when it holds no small text. With
+    `automatic` colours (no count asked for), type printed in an ink the palette lacks
+    (a grey caption) is drawn in that ink (`_own_inks`)."""
     labels = np.asarray(segmentation.labels, dtype=np.int32)
     palette = np.asarray(segmentation.palette, dtype=np.float64)
     letters = find_letters(labels, rgba, palette)
     if letters is None or _box_pixels(letters.component) > MAX_BOX_PIXELS:
         return None
+    measured = letters.measured_coverage
+    if automatic and letters.fits:
+        letters, palette = _foreign_inks(letters, palette, rgba)
     letters = _ink_in_palette(letters, palette)
     if letters is None:
         return None
+    if automatic and measured:
+        letters, palette = _own_inks(letters, palette)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:
