@@ -594,10 +594,14 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     offsets = np.cumsum(touching) - touching
     other = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
     here, there = np.repeat(owner, touching), runs.owner[other]
-    # Across the wider gap only a mark on its neighbour's baseline (their last rows
-    # within a row of each other) joins: a period, not a speck beside a shape.
+    # Across the wider gap only a dot (at most 3 x 2 px) on the baseline of a
+    # neighbour that is no dot itself (their last rows within a row of each other)
+    # joins: a period, not a speck beside a shape or a star beside a star.
     wide = np.repeat(np.tile(widen > 0, len(mine)), touching)
-    aligned = ~wide | (np.abs(extent[here, 1] - extent[there, 1]) <= 1)
+    height = extent[:, 1] - extent[:, 0]
+    dot = (extent[:, 3] - extent[:, 2] <= 3) & (height <= 2)
+    baseline = np.abs(extent[here, 1] - extent[there, 1]) <= 1
+    aligned = ~wide | (baseline & dot[here] & ~dot[there])
     count, group = connected_components(n, here[aligned], there[aligned])
     top = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     bottom = np.zeros(count, dtype=np.int64)
