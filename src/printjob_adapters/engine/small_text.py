@@ -106,9 +106,6 @@ LEAST_MISFIT = 40
 FLAT_FIT = 10
 #: `_FlatTest` reads every `_FLAT_STEP`-th row and column.
 _FLAT_STEP = 3
-#: Widest gap (pixels) across which a fragment joins a component on its own rows: a
-#: monospace period sits three pixels after its letter, on the same baseline.
-PERIOD_GAP = 3
 #: Largest sRGB distance at which a measured ink is taken to be that palette colour
 #: before any colour that merely stands out from the paper.
 SAME_INK = 60.0
@@ -570,39 +567,23 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     if not short.any() or n < 2:
         return runs
     reach = FRAGMENT_GAP + 1
-    # Beside a run of its own rows a fragment reaches `PERIOD_GAP`: a period after
-    # its letter (keys padded by the wider reach, so no row's keys run into the next).
-    wider = max(PERIOD_GAP - FRAGMENT_GAP, 0)
-    pad = reach + wider
-    pitch = int(shape[1]) + 2 * pad + 2
-    begins = runs.row * pitch + runs.start + pad
-    ends = runs.row * pitch + runs.stop + pad
+    pitch = int(shape[1]) + 2 * reach + 2
+    begins = runs.row * pitch + runs.start + reach
+    ends = runs.row * pitch + runs.stop + reach
     mine = np.flatnonzero(short[runs.owner])
     near_rows = np.arange(-reach, reach + 1, dtype=np.int64)
-    shifts = np.concatenate([near_rows, [0]])
-    widen = np.zeros(len(shifts), dtype=np.int64)
-    widen[-1] = wider
-    row = (runs.row[mine][:, None] + shifts[None, :]).ravel()
-    start = (runs.start[mine][:, None] - widen[None, :]).ravel()
-    stop = (runs.stop[mine][:, None] + widen[None, :]).ravel()
-    owner = np.repeat(runs.owner[mine], len(shifts))
+    row = (runs.row[mine][:, None] + near_rows[None, :]).ravel()
+    start = np.repeat(runs.start[mine], len(near_rows))
+    stop = np.repeat(runs.stop[mine], len(near_rows))
+    owner = np.repeat(runs.owner[mine], len(near_rows))
     # Runs of that row ending after start - reach and starting before stop + reach.
-    first = np.searchsorted(ends, row * pitch + start + pad - reach, side="right")
-    last = np.searchsorted(begins, row * pitch + stop + reach + pad, side="left")
+    first = np.searchsorted(ends, row * pitch + start, side="right")
+    last = np.searchsorted(begins, row * pitch + stop + 2 * reach, side="left")
     touching = np.maximum(last - first, 0)
     total = int(touching.sum())
     offsets = np.cumsum(touching) - touching
     other = np.repeat(first - offsets, touching) + np.arange(total, dtype=np.int64)
-    here, there = np.repeat(owner, touching), runs.owner[other]
-    # Across the wider gap only a dot (at most 3 x 2 px) on the baseline of a
-    # neighbour that is no dot itself (their last rows within a row of each other)
-    # joins: a period, not a speck beside a shape or a star beside a star.
-    wide = np.repeat(np.tile(widen > 0, len(mine)), touching)
-    height = extent[:, 1] - extent[:, 0]
-    dot = (extent[:, 3] - extent[:, 2] <= 3) & (height <= 2)
-    baseline = np.abs(extent[here, 1] - extent[there, 1]) <= 1
-    aligned = ~wide | (baseline & dot[here] & ~dot[there])
-    count, group = connected_components(n, here[aligned], there[aligned])
+    count, group = connected_components(n, np.repeat(owner, touching), runs.owner[other])
     top = np.full(count, np.iinfo(np.int64).max, dtype=np.int64)
     bottom = np.zeros(count, dtype=np.int64)
     np.minimum.at(top, group, extent[:, 0])

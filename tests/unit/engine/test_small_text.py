@@ -203,17 +203,6 @@ def test_a_light_caption_is_drawn_with_the_shape_of_its_own_ink() -> None:
     assert recall >= 0.75, f"light caption: {recall:.2f}"
 
 
-@pytest.mark.parametrize("pair", ["dark-on-light", "light-on-dark"])
-def test_a_monospace_period_three_pixels_after_its_letter_is_kept(pair: str) -> None:
-    # Session 5 kept 10 of the 13 marks in monospace: a period three pixels after its
-    # letter stayed a lone dot, no letter, and was lost. A dot on its neighbour's
-    # baseline now joins across `PERIOD_GAP` pixels: all 13 are kept (yellow on blue
-    # and red on cream 12, from 10).
-    ink, paper = PAIRS[pair]
-    image, marks = _punctuated(MONO, ink, paper)
-    assert _marks_kept(image, marks, paper) == len(marks)
-
-
 @pytest.mark.parametrize(("font", "least"), [("sans", 0.25), ("serif", 0.44)])
 def test_jpeg_yellow_type_on_blue_is_drawn_in_its_own_ink(font: str, least: float) -> None:
     # JPEG's chroma blur leaves no yellow in the palette: session 5 drew these words in
