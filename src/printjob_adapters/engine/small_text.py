@@ -26,6 +26,11 @@ Stages (N pixels of the image, T of the letters' bounding box; each whole-array)
    zoomed ink is traced on its own (the ordinary tracer, `vectorise`) and drawn over the
    art, scaled back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
 
+With automatic colours, type whose ink the palette lacks (a grey caption beside black,
+JPEG'd yellow type on blue) is drawn in its own measured ink, added as a colour
+(`_own_inks`, `_foreign_inks`, O(pixels of the letters)); an explicit colour count is
+kept exactly.
+
 Flat art without small text pays stage 1's whole-array passes and nothing else (about
 1 ms on a 512-px logo). The nearer misfit level, the joining of fragments and the
 measured ink's coverage hold only for art that fits its palette (`_FlatTest`), so a
