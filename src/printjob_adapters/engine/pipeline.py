@@ -97,7 +97,12 @@ def trace(
         )
         art = _stage(
             "Tracing the outlines",
-            lambda: _vectorise(rgba, segmentation, checkpoint.child(Stage.VECTORISE, 40, 85)),
+            lambda: _vectorise(
+                rgba,
+                segmentation,
+                checkpoint.child(Stage.VECTORISE, 40, 85),
+                options.colors is None,
+            ),
         )
 
     finishing = checkpoint.child(Stage.WRITE, 85, 100)
@@ -129,12 +134,14 @@ def _segment(
     return segment(rgba, colors, background, checkpoint)
 
 
-def _vectorise(rgba: RGBA, segmentation: Segmentation, checkpoint: Checkpoint) -> VectorArt:
+def _vectorise(
+    rgba: RGBA, segmentation: Segmentation, checkpoint: Checkpoint, automatic: bool = False
+) -> VectorArt:
     from printjob_adapters.engine.small_text import draw_over, overlay
     from printjob_adapters.engine.vectorise import vectorise
 
     # Letters of small type are traced from their coverage, zoomed, over the rest.
-    text = overlay(rgba, segmentation)
+    text = overlay(rgba, segmentation, automatic=automatic)
     if text is None:
         return vectorise(rgba, segmentation, checkpoint)
     middle = (checkpoint.start + checkpoint.end) // 2

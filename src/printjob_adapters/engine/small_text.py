@@ -26,6 +26,11 @@ Stages (N pixels of the image, T of the letters' bounding box; each whole-array)
    zoomed ink is traced on its own (the ordinary tracer, `vectorise`) and drawn over the
    art, scaled back to design units. O(SCALE² · T) plus the tracer's cost on the glyphs.
 
+With automatic colours, type whose ink the palette lacks (a grey caption beside black,
+JPEG'd yellow type on blue) is drawn in its own measured ink, added as a colour
+(`_own_inks`, `_foreign_inks`, O(pixels of the letters)); an explicit colour count is
+kept exactly.
+
 Flat art without small text pays stage 1's whole-array passes and nothing else (about
 1 ms on a 512-px logo). The nearer misfit level, the joining of fragments and the
 measured ink's coverage hold only for art that fits its palette (`_FlatTest`), so a
@@ -71,6 +76,14 @@ TINT = 32
 #: A letter whose ink is a palette colour is measured against its own strongest pixels
 #: when they are less than this share of the way from its paper to that colour.
 SHOWN_INK = 0.8
+#: A letter whose measured ink lies under this share of the way from its paper to its
+#: palette ink is printed in an ink of its own (`_own_inks`): grey type beside black
+#: measures 0.3 to 0.45, the thinnest letters of black 8-px type 0.75 and more.
+OWN_SHARE = 0.6
+#: Fewest letters, and least share of the letters of their palette ink, for such an ink
+#: to be added: a caption, not one faint letter.
+MIN_OWN_LETTERS = 3
+OWN_PART = 0.25
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -105,6 +118,8 @@ SAME_INK = 60.0
 #: MIX_RESIDUAL (sRGB) of the line between them, at least MIN_MIX of the way along.
 MIX_RESIDUAL = 24.0
 MIN_MIX = 0.3
+#: ... and for `_foreign_inks`, no further than this share past the palette colour.
+MIX_BEYOND = 0.1
 #: Largest mean lightness difference (mean of the channels) between the pixels around
 #: an erased letter and their label's colour (`_on_clean_paper`).
 RING_FIT = 40
@@ -113,6 +128,12 @@ MAX_INK_SHARE = 0.35
 #: A palette (or a set of colours left out) this short is handled colour by colour:
 #: one comparison per colour costs less than a lookup per pixel.
 _FEW_COLOURS = 8
+#: A palette this short is counted colour by colour, one comparison of bytes each
+#: (`np.bincount` casts every label to 64 bits first: 0.6 ms on 512 x 512).
+_COUNTED_COLOURS = 32
+#: `_Lightness.outside` reads the lightness of the pixels off their colour's exact value
+#: only while they are at most this share of the image; more, the whole image's.
+_FEW_OFF = 0.25
 
 
 @attrs.frozen(eq=False)
@@ -129,6 +150,8 @@ class Letters:
     #: Whether the measured inks stay the colour coverage is measured against (art
     #: that fits its palette, `_FlatTest`) once a palette colour is chosen to draw them.
     measured_coverage: bool = False
+    #: Whether the art fits its palette (`_FlatTest`): a letter's own ink may be added.
+    fits: bool = False
 
     @property
     def count(self) -> int:
@@ -190,7 +213,6 @@ def find_letters(
     letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
-    off = _lightness_off(labels[window], rgb[window], palette)
     own = candidate[window] & ~misfit[window]
     remap = np.zeros(n + 1, dtype=np.int32)
     count = int(letter.sum())
@@ -205,11 +227,14 @@ def find_letters(
         (component[mine] - 1).astype(np.int64) * k + near_labels[mine], minlength=count * k
     ).reshape(count, k)
     ink = votes.argmax(axis=1).astype(np.int32)
-    sized = np.bincount(component.ravel(), minlength=count + 1)[1:]
+    # Each letter lies whole inside the window: its size is its area from the runs.
+    sized = area[letter]
     ink[2 * votes.max(axis=1) < sized] = -1
     colour = palette[np.maximum(ink, 0)]
     measured = ink < 0
-    if measured.any():
+    # Lightness off the label's colour: only letters mostly of misfits are measured.
+    off = _lightness_off(labels[window], rgb[window], palette) if measured.any() else None
+    if off is not None:
         colour[measured] = _extreme(
             rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
@@ -220,7 +245,7 @@ def find_letters(
     if voted.any() and flat.holds():
         lighter[voted], seen = _lighter_ink(rgb[window], component, voted, ink, paper, palette)
         colour[lighter] = seen
-    if measured.any():
+    if off is not None:
         usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
         return None
@@ -239,6 +264,7 @@ def find_letters(
         paper=paper,
         ink_colour=colour,
         measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
+        fits=flat.holds(),
     )
 
 
@@ -272,8 +298,12 @@ def _candidates(
     lookup per pixel (more left out: looked up with `np.take`, half the cost of fancy
     indexing). O(N)."""
     k = len(palette)
-    painted = labels >= 0
-    colour_masks = [labels == c for c in range(k)] if k <= _FEW_COLOURS else None
+    # Compared as bytes when the palette fits in them (-1, no label, becomes 255): a
+    # comparison of bytes reads a quarter of the memory.
+    small = labels.astype(np.uint8) if k < 255 else labels
+    painted = small != 255 if k < 255 else labels >= 0
+    counted = k <= _COUNTED_COLOURS
+    colour_masks = [small == c for c in range(k)] if counted else None
     if colour_masks is not None:
         counts = np.array([np.count_nonzero(m) for m in colour_masks], dtype=np.int64)
     else:
@@ -284,25 +314,33 @@ def _candidates(
     left_out = np.flatnonzero(~share).tolist()
     # Misfits by lightness alone (one channel, a third of the cost): small type is read
     # by its contrast in lightness, and JPEG keeps lightness best.
-    # Channel by channel: summing over the strided last axis is ten times slower.
-    grey = rgb[..., 0].astype(np.int16)
-    grey += rgb[..., 1]
-    grey += rgb[..., 2]
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     reach = _misfit_reach(level)
-    if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
-        # A photo or a scan quantised to a few colours: far from its label says nothing.
-        reach[:] = 3 * MISFIT
+    lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
         own = painted.copy()
         misfit = np.zeros(labels.shape, dtype=bool)
+        nearer = np.zeros(labels.shape, dtype=bool)
         for colour in left_out:
-            mask = colour_masks[colour] if colour_masks is not None else labels == colour
+            mask = colour_masks[colour] if colour_masks is not None else small == colour
             own &= ~mask
-            low, high = int(level[colour] - reach[colour]), int(level[colour] + reach[colour])
-            misfit |= mask & ((grey < low) | (grey > high))
+            misfit |= lightness.outside(mask, palette[colour], int(level[colour]), 3 * MISFIT)
+            if reach[colour] < 3 * MISFIT:
+                nearer |= lightness.outside(
+                    mask, palette[colour], int(level[colour]), int(reach[colour])
+                )
+        # The nearer level finds the same pixels or more (it is nearer): only when it
+        # finds more does it matter whether the art fits its palette.
+        nearer &= ~misfit
+        if nearer.any() and flat.holds():
+            misfit |= nearer
     else:
+        if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
+            # A photo or a scan quantised to a few colours: far from its label says
+            # nothing.
+            reach[:] = 3 * MISFIT
+        grey = lightness.whole().copy()
         own = np.take(share, labels) & painted
         grey -= np.take(level, labels)
         misfit = np.abs(grey, out=grey) > np.take(reach, labels)
@@ -327,6 +365,57 @@ def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
     nearer = (half >= 3 * LEAST_MISFIT) & (half < 3 * MISFIT)
     reach: npt.NDArray[np.int16] = np.where(nearer, half, 3 * MISFIT).astype(np.int16)
     return reach
+
+
+class _Lightness:
+    """The pixels' lightness (sum of the channels, int16), read only where it is needed.
+
+    Most pixels of flat art have their label's colour exactly, and such a pixel is no
+    misfit (its lightness is its colour's), so `outside` compares the image with the
+    colour as whole pixels (one comparison of 32-bit words, contiguous) and sums the
+    channels of the other pixels only; summing all three channels over the whole image
+    reads them strided and costs more than every other pass of the search together.
+    The whole image's lightness is worked out once, when asked or when too many pixels
+    are off their colour (`_FEW_OFF`)."""
+
+    def __init__(self, rgb: npt.NDArray[np.uint8]) -> None:
+        self._rgb = rgb
+        self._grey: npt.NDArray[np.int16] | None = None
+        four = rgb.ndim == 3 and rgb.shape[2] == 4 and rgb.flags.c_contiguous
+        self._words = rgb.view(np.uint32)[..., 0] if four else None
+
+    def whole(self) -> npt.NDArray[np.int16]:
+        """Every pixel's lightness. O(N)."""
+        if self._grey is None:
+            # Channel by channel: summing over the strided last axis is ten times slower.
+            grey = self._rgb[..., 0].astype(np.int16)
+            grey += self._rgb[..., 1]
+            grey += self._rgb[..., 2]
+            self._grey = grey
+        return self._grey
+
+    def outside(self, mask: BoolArray, colour: FloatArray, level: int, reach: int) -> BoolArray:
+        """The pixels of `mask` whose lightness is more than `reach` from `level`;
+        `colour` is the mask's palette colour. O(N) word comparisons, then O(pixels
+        off it)."""
+        low, high = level - reach, level + reach
+        exact = np.clip(np.rint(colour), 0, 255).astype(np.uint8)
+        if self._grey is None and self._words is not None and low <= int(exact.sum()) <= high:
+            word = np.array([*exact.tolist(), 255], dtype=np.uint8).view(np.uint32)[0]
+            off = self._words != word
+            off &= mask
+            if np.count_nonzero(off) <= _FEW_OFF * off.size:
+                index = np.flatnonzero(off)
+                pixels = np.take(self._rgb.reshape(-1, 4), index, axis=0)
+                grey = pixels[:, 0].astype(np.int16)
+                grey += pixels[:, 1]
+                grey += pixels[:, 2]
+                far = np.zeros(mask.shape, dtype=bool)
+                far.ravel()[index] = (grey < low) | (grey > high)
+                return far
+        grey = self.whole()
+        found: BoolArray = mask & ((grey < low) | (grey > high))
+        return found
 
 
 class _FlatTest:
@@ -777,7 +866,119 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         ink=ink,
         paper=letters.paper[usable],
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
+        fits=letters.fits,
     )
+
+
+def _own_inks(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
+    """Letters whose own ink stops short of their palette ink, drawn in their own ink.
+
+    A grey caption beside black type has no palette colour of its own (the segmentation
+    takes its few pixels for anti-aliasing of the black) and would print in the black.
+    A letter whose measured ink (`Letters.ink_colour`: its strongest pixels) lies less
+    than `OWN_SHARE` of the way from its paper to its palette ink is such type: thin
+    strokes of the palette ink itself reach 0.8 of the way or more. When at least
+    `MIN_OWN_LETTERS` letters of one palette ink are such, and `OWN_PART` of that ink's
+    letters, the median ink of their strongest quarter is added as a colour of its own
+    and they are drawn in it (automatic colours only: an explicit count stays exact).
+    O(letters · K)."""
+    ink_colour = letters.ink_colour
+    paper = palette[letters.paper]
+    span = palette[letters.ink] - paper
+    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    shown = ((ink_colour - paper) * span).sum(axis=1) / length
+    short = shown < OWN_SHARE
+    ink = letters.ink.copy()
+    colour = ink_colour.copy()
+    added: list[FloatArray] = []
+    for group in np.unique(ink[short]).tolist():
+        mine = letters.ink == group
+        own = mine & short
+        many = int(own.sum()) >= MIN_OWN_LETTERS and own.sum() >= OWN_PART * mine.sum()
+        if not many:
+            continue
+        # The strongest quarter: a thin letter's strongest pixels are still partly paper.
+        strong = own & (shown >= np.quantile(shown[own], 0.75))
+        new = np.median(ink_colour[strong], axis=0)
+        ink[own] = len(palette) + len(added)
+        colour[own] = new
+        added.append(new)
+    if not added:
+        return letters, palette
+    grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
+    return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+
+
+def _foreign_inks(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> tuple[Letters, FloatArray]:
+    """Letters labelled with a palette colour that is not their ink, drawn in their own.
+
+    JPEG's chroma blur leaves yellow 8-px type on blue without a yellow in the palette:
+    its words are labelled with a grey-green mixture and the blue's ringing, and drawn
+    in those they are illegible. Each letter's ink is measured from its own strongest
+    pixels (`_strongest`: furthest from its paper); when it is further than `SAME_INK`
+    from every palette colour, and at least `MIN_OWN_LETTERS` letters on one paper
+    colour (and `OWN_PART` of its letters) are such, the median ink of their strongest
+    quarter is added and they are drawn in it (automatic colours only). O(pixels of
+    the letters) + O(letters · K)."""
+    seen, strength = _strongest(rgb, letters, palette)
+    apart = np.sqrt(((seen[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    # A thin stroke of a palette colour is a mixture of it and the paper (on the line
+    # between them, not beyond): that ink is in the palette already.
+    paper = palette[letters.paper]
+    span = palette[None, :, :] - paper[:, None, :]
+    offset = (seen - paper)[:, None, :]
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset).sum(axis=2) / length
+    residual = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    mixed = ((residual <= MIX_RESIDUAL) & (amount <= 1.0 + MIX_BEYOND)).any(axis=1)
+    # Only letters mostly of their own palette colour: a letter of misfits (a speck
+    # the clean-up merged away, or type it erased) takes a palette colour as before.
+    foreign = (apart > SAME_INK) & ~mixed & (letters.ink >= 0)
+    ink = letters.ink.copy()
+    colour = letters.ink_colour.copy()
+    added: list[FloatArray] = []
+    grown = palette
+    for group in np.unique(letters.paper[foreign]).tolist():
+        mine = letters.paper == group
+        own = mine & foreign
+        if int(own.sum()) < MIN_OWN_LETTERS or own.sum() < OWN_PART * mine.sum():
+            continue
+        strong = own & (strength >= np.quantile(strength[own], 0.75))
+        new = np.median(seen[strong], axis=0)
+        ink[own] = len(palette) + len(added)
+        colour[own] = new
+        added.append(new)
+    if not added:
+        return letters, palette
+    grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
+    return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+
+
+def _strongest(
+    rgb: npt.NDArray[np.uint8], letters: Letters, palette: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Per letter: the mean colour of its pixels furthest from its paper (at least three
+    quarters of its largest sRGB distance), and that mean's distance from the paper.
+    O(pixels of the letters)."""
+    inside = letters.component > 0
+    owner = letters.component[inside] - 1
+    pixels = rgb[inside][:, :3].astype(np.float64)
+    paper = palette[letters.paper]
+    distance = np.sqrt(((pixels - paper[owner]) ** 2).sum(axis=1))
+    top = np.zeros(letters.count, dtype=np.float64)
+    np.maximum.at(top, owner, distance)
+    strong = distance >= 0.75 * top[owner]
+    weight = np.maximum(np.bincount(owner[strong], minlength=letters.count), 1)
+    seen = (
+        np.stack(
+            [np.bincount(owner[strong], pixels[strong, c], letters.count) for c in range(3)], axis=1
+        )
+        / weight[:, None]
+    )
+    strength = np.sqrt(((seen - paper) ** 2).sum(axis=1))
+    return seen, strength
 
 
 @attrs.frozen(eq=False)
@@ -790,16 +991,25 @@ class TextOverlay:
     palette: FloatArray
 
 
-def overlay(rgba: npt.NDArray[np.uint8], segmentation: Segmentation) -> TextOverlay | None:
-    """Stages 1 to 3 for one segmentation; None when it holds no small text."""
+def overlay(
+    rgba: npt.NDArray[np.uint8], segmentation: Segmentation, *, automatic: bool = False
+) -> TextOverlay | None:
+    """Stages 1 to 3 for one segmentation; None when it holds no small text. With
+    `automatic` colours (no count asked for), type printed in an ink the palette lacks
+    (a grey caption) is drawn in that ink (`_own_inks`)."""
     labels = np.asarray(segmentation.labels, dtype=np.int32)
     palette = np.asarray(segmentation.palette, dtype=np.float64)
     letters = find_letters(labels, rgba, palette)
     if letters is None or _box_pixels(letters.component) > MAX_BOX_PIXELS:
         return None
+    measured = letters.measured_coverage
+    if automatic and letters.fits:
+        letters, palette = _foreign_inks(letters, palette, rgba)
     letters = _ink_in_palette(letters, palette)
     if letters is None:
         return None
+    if automatic and measured:
+        letters, palette = _own_inks(letters, palette)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:

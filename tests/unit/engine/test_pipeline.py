@@ -61,7 +61,11 @@ class FakeStages:
         return {"shape": rgba.shape, "remove": background is TraceBackground.REMOVE}
 
     def vectorise(
-        self, rgba: np.ndarray, segmentation: dict[str, Any], cp: Checkpoint
+        self,
+        rgba: np.ndarray,
+        segmentation: dict[str, Any],
+        cp: Checkpoint,
+        automatic: bool = False,
     ) -> VectorArt:
         self.calls.append(("vectorise", segmentation))
         height, width = segmentation["shape"][:2]

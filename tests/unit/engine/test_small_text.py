@@ -14,6 +14,7 @@ reaches now, less a margin of a word or two, not all of them (see docs/engine.md
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from hypothesis.extra import numpy as hnp
 from PIL import Image, ImageDraw, ImageFont
 
 from printjob_adapters.engine import small_text
+from printjob_adapters.engine.colour import ciede2000, srgb_to_lab
 from printjob_adapters.engine.options import Background, TraceOptions
 from printjob_adapters.engine.pipeline import trace
 from printjob_adapters.engine.progress import silent
@@ -199,6 +201,61 @@ def test_a_light_caption_is_drawn_with_the_shape_of_its_own_ink() -> None:
         draw.text((12, 36 + 16 * number), line, fill=(150, 150, 150), font=face)
     recall, _ = _recall(image)
     assert recall >= 0.75, f"light caption: {recall:.2f}"
+
+
+@pytest.mark.parametrize(("font", "least"), [("sans", 0.25), ("serif", 0.44)])
+def test_jpeg_yellow_type_on_blue_is_drawn_in_its_own_ink(font: str, least: float) -> None:
+    # JPEG's chroma blur leaves no yellow in the palette: session 5 drew these words in
+    # a grey-green mixture and read 0.20 (sans) and 0.25 (serif). The letters' own ink,
+    # measured from their strongest pixels, is added (`_foreign_inks`): 0.30 and 0.50.
+    ink, paper = PAIRS["yellow-on-blue"]
+    image = hard_synthetic.jpeg(_text(font, 8, ink, paper), 75)
+    recall, _ = _recall(image)
+    assert recall >= least, f"{font} 8 px yellow on blue JPEG: {recall:.2f}"
+
+
+def _grey_caption(grey: int, light_on_dark: bool = False) -> Image.Image:
+    """Bold 14-px black type over four lines of 8-px type in a grey of its own (or the
+    same, light on dark), as a dialog's or a receipt's captions are."""
+    face = ImageFont.truetype(str(hard_synthetic.FONT_DIR / FONTS["sans"]), 8)
+    title = ImageFont.truetype(str(hard_synthetic.FONT_DIR / FONTS["bold"]), 14)
+    paper, ink = ((25, 25, 30), (250, 250, 250)) if light_on_dark else ((255, 255, 255), (0, 0, 0))
+    words = hard_synthetic.WORDS
+    image = Image.new("RGB", (260, 110), paper)
+    draw = ImageDraw.Draw(image)
+    draw.text((12, 8), "Order summary", fill=ink, font=title)
+    for number in range(4):
+        line = "   ".join(words[4 * number : 4 * number + 4])
+        draw.text((12, 36 + 16 * number), line, fill=(grey, grey, grey), font=face)
+    return image
+
+
+def _fills(svg: str) -> list[tuple[int, int, int]]:
+    return [
+        (int(code[0:2], 16), int(code[2:4], 16), int(code[4:6], 16))
+        for code in sorted(set(re.findall(r'fill="#([0-9a-fA-F]{6})"', svg)))
+    ]
+
+
+@pytest.mark.parametrize(("grey", "light_on_dark"), [(100, False), (150, False), (150, True)])
+def test_a_grey_caption_prints_in_its_own_grey(grey: int, light_on_dark: bool) -> None:
+    # Session 5 drew grey 8-px captions in the palette's black (or white): the
+    # segmentation takes their few pixels for anti-aliasing and has no grey. With
+    # automatic colours the letters' own ink is added (`_own_inks`) and the caption is
+    # printed in it, within a small colour difference of the input's grey.
+    image = _grey_caption(grey, light_on_dark)
+    result = trace(_png(image), TraceOptions())
+    fills = _fills(result.data.decode())
+    nearest = min(
+        float(ciede2000(srgb_to_lab(fill), srgb_to_lab((grey, grey, grey)))) for fill in fills
+    )
+    assert nearest <= 6.0, f"grey {grey}: fills {fills}"
+    assert result.colors == 3
+
+
+def test_an_explicit_colour_count_keeps_a_grey_caption_in_the_palette() -> None:
+    # `colors=2` stays exact: the caption is drawn in one of the two colours asked for.
+    assert trace(_png(_grey_caption(150)), TraceOptions(colors=2)).colors == 2
 
 
 def test_fragments_join_across_two_pixels_and_never_join_two_lines() -> None:
