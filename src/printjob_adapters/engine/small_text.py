@@ -870,7 +870,9 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     )
 
 
-def _own_inks(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArray]:
+def _own_inks(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> tuple[Letters, FloatArray]:
     """Letters whose own ink stops short of their palette ink, drawn in their own ink.
 
     A grey caption beside black type has no palette colour of its own (the segmentation
@@ -881,7 +883,9 @@ def _own_inks(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArra
     `MIN_OWN_LETTERS` letters of one palette ink are such, and `OWN_PART` of that ink's
     letters, the median ink of their strongest quarter is added as a colour of its own
     and they are drawn in it (automatic colours only: an explicit count stays exact).
-    O(letters · K)."""
+    Letters of the same caption labelled with a lighter tint of that ink are drawn in it
+    too (`_tinted_letters`). O(letters · K), and O(pixels of the letters) when some
+    letter is labelled with such a tint."""
     ink_colour = letters.ink_colour
     paper = palette[letters.paper]
     span = palette[letters.ink] - paper
@@ -900,13 +904,50 @@ def _own_inks(letters: Letters, palette: FloatArray) -> tuple[Letters, FloatArra
         # The strongest quarter: a thin letter's strongest pixels are still partly paper.
         strong = own & (shown >= np.quantile(shown[own], 0.75))
         new = np.median(ink_colour[strong], axis=0)
-        ink[own] = len(palette) + len(added)
-        colour[own] = new
+        tinted = _tinted_letters(letters, palette, rgb, own, new) & (ink == letters.ink)
+        ink[own | tinted] = len(palette) + len(added)
+        colour[own | tinted] = new
         added.append(new)
     if not added:
         return letters, palette
     grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
     return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+
+
+def _tinted_letters(
+    letters: Letters,
+    palette: FloatArray,
+    rgb: npt.NDArray[np.uint8],
+    own: BoolArray,
+    added: FloatArray,
+) -> BoolArray:
+    """Which letters belong with the `own` letters (of one palette ink) though labelled
+    with a tint of it: the detail stage keeps a light tint where a thin stroke is drawn
+    in it with paper on both sides (`detail._resolve_tints`, for 1-px outlines), and a
+    grey caption's thinnest strokes are such pixels, so a few of its letters vote for
+    the tint and would print in it beside the rest in the `added` ink. A letter on the
+    own letters' paper whose palette ink is a mixture of that paper and their palette
+    ink lying short of the added ink, and whose strongest pixels (`_strongest`) are
+    nearer the added ink than that tint, is such a letter; light type really printed in
+    the tint keeps it. O(letters), and O(pixels of the letters) when some letter is
+    labelled with such a tint."""
+    group = int(letters.ink[own][0])
+    paper = palette[letters.paper]
+    span = palette[group] - paper
+    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    offset = palette[letters.ink] - paper
+    amount = (offset * span).sum(axis=1) / length
+    apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
+    reach = ((added - paper) * span).sum(axis=1) / length
+    tinted: BoolArray = (letters.ink != group) & np.isin(letters.paper, letters.paper[own])
+    tinted &= (apart <= MIX_RESIDUAL) & (amount > 0.0) & (amount < reach)
+    if not tinted.any():
+        return tinted
+    seen, _ = _strongest(rgb, letters, palette)
+    to_added = ((seen - added) ** 2).sum(axis=1)
+    to_tint = ((seen - palette[letters.ink]) ** 2).sum(axis=1)
+    nearer: BoolArray = to_added < to_tint
+    return tinted & nearer
 
 
 def _foreign_inks(
@@ -1009,7 +1050,7 @@ def overlay(
     if letters is None:
         return None
     if automatic and measured:
-        letters, palette = _own_inks(letters, palette)
+        letters, palette = _own_inks(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:

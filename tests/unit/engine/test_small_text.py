@@ -258,6 +258,32 @@ def test_an_explicit_colour_count_keeps_a_grey_caption_in_the_palette() -> None:
     assert trace(_png(_grey_caption(150)), TraceOptions(colors=2)).colors == 2
 
 
+def test_a_caption_letter_labelled_with_a_light_tint_takes_the_captions_ink() -> None:
+    # The detail stage keeps a light tint where a thin stroke is drawn in it with paper
+    # either side (1-px outlines), so a few letters of a grey caption vote for that tint.
+    # They print in the caption's own grey with the rest; a letter really drawn in the
+    # tint keeps it.
+    palette = np.array([[255.0] * 3, [206.0] * 3, [0.0] * 3])
+    component = np.zeros((6, 30), dtype=np.int32)
+    rgb = np.full((6, 30, 4), 255, dtype=np.uint8)
+    shades = [154, 154, 154, 160, 206]  # three grey letters, one labelled with the tint, one tint
+    for number, shade in enumerate(shades):
+        component[1:5, 6 * number : 6 * number + 2] = number + 1
+        rgb[1:5, 6 * number : 6 * number + 2, :3] = shade
+    letters = small_text.Letters(
+        component=component,
+        ink=np.array([2, 2, 2, 1, 1], dtype=np.int32),
+        paper=np.zeros(5, dtype=np.int32),
+        ink_colour=np.array([[154.0] * 3] * 3 + [[206.0] * 3] * 2),
+        measured_coverage=True,
+        fits=True,
+    )
+    own, grown = small_text._own_inks(letters, palette, rgb)
+    assert len(grown) == 4
+    assert grown[3] == pytest.approx([154.0] * 3)
+    assert own.ink.tolist() == [3, 3, 3, 3, 1]
+
+
 def test_fragments_join_across_two_pixels_and_never_join_two_lines() -> None:
     flat = small_text._FlatTest(
         np.zeros((1, 1), dtype=np.int32), np.zeros((1, 1, 4), dtype=np.uint8), np.zeros((1, 3))
