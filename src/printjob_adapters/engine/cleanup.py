@@ -105,11 +105,18 @@ def label_components(labels: IntArray) -> Components:
     heads = np.flatnonzero(start)
     lengths = np.diff(np.append(heads, n))
     run_label = flat[heads]
-    # Vertical joins, compared only where a run starts in the upper or the lower row.
-    probe = start[:-w] | start[w:]
-    probe &= flat[:-w] == flat[w:]
-    pos = np.flatnonzero(probe)
-    pos = pos[flat[pos] >= 0]
+    # Vertical joins, compared only where a run starts in the upper or the lower row: at
+    # those columns only, not along the whole image.
+    if 16 * len(heads) < n:
+        # Few runs (flat art): those columns from the run heads, sorted, not a whole-image
+        # mask and a search through it.
+        probe = sorted_unique(np.concatenate((heads[heads < n - w], heads[heads >= w] - w)))
+    else:
+        probe = np.flatnonzero(start[:-w] | start[w:])
+    upper_label = flat[probe]
+    joins = upper_label == flat[probe + w]
+    joins &= upper_label >= 0
+    pos = probe[joins]
     runs = len(heads)
     if len(pos) > n // 16:
         # Many joins (photos): each pixel's run number at once beats a search per join.

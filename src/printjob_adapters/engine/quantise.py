@@ -117,7 +117,11 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     if total >= NOISY_ALL_OVER_MIN and counts.sum() < NEAR_FLAT_SHARE * total:
         values = spread.ravel() if everywhere else spread[solid_interior]
         grain = min(float(np.median(values)), MAX_NOISE)
-    flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
+    # The spreads are integers: compared with the whole part of the float threshold (the
+    # same pixels), in uint8 rather than converted to float64 for the compare.
+    flat = spread <= np.uint8(int(min(max(12.0, 2.5 * noise), 24.0)))
+    if not everywhere:
+        flat &= solid_interior
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
@@ -156,7 +160,8 @@ def _low_counts(values: npt.NDArray[np.uint8], below: int) -> npt.NDArray[np.int
     by one compare, only the other low values gathered and counted (flat art is mostly 0,
     so this skips a full-size integer copy). O(N)."""
     zeros = int(np.count_nonzero(values == 0))
-    low = values[(values != 0) & (values < below)]
+    # 1 <= v < below as one compare: v - 1 wraps 0 round to 255 in uint8.
+    low = values[(values - np.uint8(1)) < np.uint8(below - 1)]
     counts = np.bincount(low, minlength=below).astype(np.int64)
     counts[0] = zeros
     return counts
