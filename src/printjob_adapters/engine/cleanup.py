@@ -105,11 +105,22 @@ def label_components(labels: IntArray) -> Components:
     heads = np.flatnonzero(start)
     lengths = np.diff(np.append(heads, n))
     run_label = flat[heads]
-    # Vertical joins, compared only where a run starts in the upper or the lower row.
-    probe = start[:-w] | start[w:]
-    probe &= flat[:-w] == flat[w:]
-    pos = np.flatnonzero(probe)
-    pos = pos[flat[pos] >= 0]
+    # Vertical joins, compared only where a run starts in the upper or the lower row: at
+    # those columns only, not along the whole image.
+    if 16 * len(heads) < n:
+        # Few runs (flat art): those columns from the run heads, sorted, not a whole-image
+        # mask and a search through it, and the labels gathered there.
+        probe = sorted_unique(np.concatenate((heads[heads < n - w], heads[heads >= w] - w)))
+        upper_label = flat[probe]
+        joins = upper_label == flat[probe + w]
+        joins &= upper_label >= 0
+        pos = probe[joins]
+    else:
+        # Runs start almost everywhere (photos): contiguous compares beat gathers.
+        mask = start[:-w] | start[w:]
+        mask &= flat[:-w] == flat[w:]
+        pos = np.flatnonzero(mask)
+        pos = pos[flat[pos] >= 0]
     runs = len(heads)
     if len(pos) > n // 16:
         # Many joins (photos): each pixel's run number at once beats a search per join.

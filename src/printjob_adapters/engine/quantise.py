@@ -117,7 +117,11 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     if total >= NOISY_ALL_OVER_MIN and counts.sum() < NEAR_FLAT_SHARE * total:
         values = spread.ravel() if everywhere else spread[solid_interior]
         grain = min(float(np.median(values)), MAX_NOISE)
-    flat = solid_interior & (spread <= min(max(12.0, 2.5 * noise), 24.0))
+    # The spreads are integers: compared with the whole part of the float threshold (the
+    # same pixels), in uint8 rather than converted to float64 for the compare.
+    flat = spread <= np.uint8(int(min(max(12.0, 2.5 * noise), 24.0)))
+    if not everywhere:
+        flat &= solid_interior
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
@@ -156,7 +160,8 @@ def _low_counts(values: npt.NDArray[np.uint8], below: int) -> npt.NDArray[np.int
     by one compare, only the other low values gathered and counted (flat art is mostly 0,
     so this skips a full-size integer copy). O(N)."""
     zeros = int(np.count_nonzero(values == 0))
-    low = values[(values != 0) & (values < below)]
+    # 1 <= v < below as one compare: v - 1 wraps 0 round to 255 in uint8.
+    low = values[(values - np.uint8(1)) < np.uint8(below - 1)]
     counts = np.bincount(low, minlength=below).astype(np.int64)
     counts[0] = zeros
     return counts
@@ -964,7 +969,11 @@ def assign(
         # A photo's many near-equal colours (`colour_count`): its edges are texture, not
         # anti-aliasing between flat colours, and the nearest colour is the faithful one.
         return labels
-    _unmix_edges(labels, rgb, maps.opaque & ~maps.flat, maps.flat & pure, palette, tol, colours)
+    # Both masks written in place over fresh ones (no temporaries).
+    edge = np.logical_not(maps.flat)
+    edge &= maps.opaque
+    pure &= maps.flat
+    _unmix_edges(labels, rgb, edge, pure, palette, tol, colours)
     return labels
 
 
@@ -1142,9 +1151,18 @@ def _nearest_may_differ(
     here = labels.ravel()[at]
     if table is not None and len(table) << k <= MAY_DIFFER_TABLE:
         # Per (distinct colour, interior mask) pair, the loop below's answer, looked up.
-        nearest_label, tie = _nearest_in_masks(table[:, :k])
-        pair = colours.of_pixels(flat_rgb, at) << k
-        pair += present
+        if len(table) << k < SEEN_MASKS_FROM:
+            nearest_label, tie = _nearest_in_masks(table[:, :k])
+            pair = colours.of_pixels(flat_rgb, at) << k
+            pair += present
+        else:
+            # Only the masks some edge pixel has (a dozen or so of the 2^K) are tabled.
+            seen = np.flatnonzero(np.bincount(present, minlength=1 << k))
+            column = np.zeros(1 << k, dtype=np.int64)
+            column[seen] = np.arange(len(seen))
+            nearest_label, tie = _nearest_in_masks(table[:, :k], seen)
+            pair = colours.of_pixels(flat_rgb, at) * len(seen)
+            pair += column[present]
         found = nearest_label[pair]
         out_table: BoolArray = ((found != k) & (found != here)) | tie[pair]
         return out_table
@@ -1178,20 +1196,25 @@ def _nearest_may_differ(
 
 #: Largest (distinct colours x interior masks) table `_nearest_may_differ` builds.
 MAY_DIFFER_TABLE = 1 << 16
+#: From this many (distinct colours x interior masks) entries, the table holds only the
+#: masks the edge pixels have: below it, finding those costs more than it saves.
+SEEN_MASKS_FROM = 1 << 13
 
 
 def _nearest_in_masks(
-    distances: npt.NDArray[np.float32],
+    distances: npt.NDArray[np.float32], masks: npt.NDArray[np.int64] | None = None
 ) -> tuple[npt.NDArray[np.int64], BoolArray]:
     """For every distinct colour (row of `distances`, its (U, K) float32 squared distances
-    to the palette) and every mask of interior colours (0 .. 2^K - 1): the first colour of
-    the mask at the least distance (K for an empty mask), and whether another colour of the
-    mask ties with it. Flattened, colour-major: entry u * 2^K + mask. What
+    to the palette) and every mask of interior colours (`masks`, M of them; all of
+    0 .. 2^K - 1 when not given): the first colour of the mask at the least distance (K for
+    an empty mask), and whether another colour of the mask ties with it. Flattened,
+    colour-major: entry u * M + the mask's position in `masks`. What
     `_nearest_may_differ`'s loop finds colour by colour: a strictly closer colour takes
     over, so the first at the minimum wins, and a tie stands only when a later colour of
-    the mask reaches the same minimum. Cost: O(U 2^K K)."""
+    the mask reaches the same minimum. Cost: O(U M K)."""
     k = distances.shape[1]
-    masks = np.arange(1 << k)
+    if masks is None:
+        masks = np.arange(1 << k)
     has = ((masks[:, None] >> np.arange(k)[None, :]) & 1).astype(bool)
     within = np.where(has[None, :, :], distances[:, None, :], np.float32(np.inf))
     first = np.argmin(within, axis=2)

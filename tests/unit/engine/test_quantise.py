@@ -278,6 +278,37 @@ def test_nearest_colour_of_each_mask_is_the_loops_answer(
     assert np.array_equal(by_table, by_loop)
 
 
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_table_of_the_masks_seen_gives_the_full_tables_answer(
+    k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table cut down to the interior masks the edge pixels have answers as the table
+    of every mask and as the colour-by-colour loop, ties included."""
+    rng = np.random.default_rng(10 + k)
+    levels = np.array([0, 60, 120, 180, 240], dtype=np.uint8)
+    rgba = levels[rng.integers(0, len(levels), (30, 40, 4))]
+    rgba[..., 3] = 255
+    maps = quantise.pixel_maps(rgba)
+    colours = quantise.distinct_colours(rgba, maps)
+    pal32 = levels[rng.integers(0, len(levels), (k, 3))].astype(np.float32)
+    table = quantise._squared_distances(colours.rgb.astype(np.float32), pal32)
+    at = np.flatnonzero(maps.opaque.ravel())
+    labels = rng.integers(-1, k, (30, 40)).astype(np.int32)
+    # A few masks only, as edge pixels have.
+    masks = rng.integers(0, 1 << k, 3)
+    around = masks[rng.integers(0, len(masks), (30, 40))].astype(np.uint8)
+    rows = quantise.pixel_rows(rgba)
+    answers = []
+    for seen_from, table_most in ((0, 1 << 16), (1 << 30, 1 << 16), (0, 0)):
+        monkeypatch.setattr(quantise, "SEEN_MASKS_FROM", seen_from)
+        monkeypatch.setattr(quantise, "MAY_DIFFER_TABLE", table_most)
+        answers.append(
+            quantise._nearest_may_differ(around, labels, at, rows, colours, pal32, table)
+        )
+    assert answers[0].dtype == bool and answers[0].any()
+    assert np.array_equal(answers[0], answers[1]) and np.array_equal(answers[0], answers[2])
+
+
 @pytest.mark.parametrize("k", [2, 8, 16])
 def test_interior_bits_are_the_interior_colours_among_the_24_candidates(k: int) -> None:
     rng = np.random.default_rng(k)
