@@ -432,15 +432,17 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     first_corner = np.searchsorted(owner[turn], np.arange(len(sel)))
     sel, closed, turns, first_corner = sel[keep], closed[keep], turns[keep], first_corner[keep]
     # One table of candidate points: the corners, then each kept edge's end junction.
-    table = np.concatenate([corner, edges.end[sel]])
+    table = np.concatenate([corner, edges.end.take(sel, axis=0)])
     start = np.where(
-        closed[:, None], table[np.minimum(first_corner, len(table) - 1)], edges.start[sel]
+        closed[:, None],
+        table.take(np.minimum(first_corner, len(table) - 1), axis=0),
+        edges.start.take(sel, axis=0),
     )
     offsets, eo, ej = groups(np.where(closed, turns, turns + 1))
     loop = closed[eo]
     idx = first_corner[eo] + np.where(loop, (ej + 1) % np.maximum(turns[eo], 1), ej)
     idx = np.where(~loop & (ej == turns[eo]), len(corner) + eo, idx)
-    return tiny, start, table[idx], offsets
+    return tiny, start, table.take(idx, axis=0), offsets
 
 
 def split_edges(
@@ -509,8 +511,9 @@ def split_edges(
     t2 = table.tan_in.take(b, axis=0)
     free1 = np.isnan(t1[:, 0])
     free2 = np.isnan(t2[:, 0])
-    t1[free1] = _units(data[head[free1] + reach[free1]] - data[head[free1]])
-    t2[free2] = _units(data[tail[free2] - reach[free2]] - data[tail[free2]])
+    h, t = head[free1], tail[free2]
+    t1[free1] = _units(data.take(h + reach[free1], axis=0) - data.take(h, axis=0))
+    t2[free2] = _units(data.take(t - reach[free2], axis=0) - data.take(t, axis=0))
     runs = Runs(data=data, offsets=offsets, t1=t1, t2=t2, slack=edges.slack[run_edge])
     return first, runs, run_edge
 
@@ -793,8 +796,8 @@ def _side_lines(
     t = np.arange(CORNER_SIDE)
     use = t < count[:, None]
     rows = np.where(use, first[:, None] + (start[:, None] + t) % m[:, None], first[:, None])
-    x = np.where(use, edges.points[rows, 0], 0.0)
-    y = np.where(use, edges.points[rows, 1], 0.0)
+    x = np.where(use, edges.points[:, 0].take(rows), 0.0)
+    y = np.where(use, edges.points[:, 1].take(rows), 0.0)
     mx = _column_sum(x) / count
     my = _column_sum(y) / count
     dx = np.where(use, x - mx[:, None], 0.0)
@@ -828,7 +831,7 @@ def _smooth_breaks(edges: EdgeData, edge: np.ndarray, gap: np.ndarray) -> _Break
     m, first = edges.lengths[edge], edges.offsets[:-1][edge]
 
     def p(k: np.ndarray) -> np.ndarray:
-        point: np.ndarray = edges.points[first + k % m]
+        point: np.ndarray = edges.points.take(first + k % m, axis=0)
         return point
 
     point = 0.5 * (p(gap - 1) + p(gap))
@@ -969,7 +972,8 @@ def _join_cuts(
     per_run = np.bincount(seg_run[keep], minlength=len(runs.offsets) - 1)
     offsets = np.zeros(len(per_run) + 1, dtype=np.int64)
     np.cumsum(per_run, out=offsets[1:])
-    return segments[keep], lines[keep], offsets
+    kept = keep.nonzero()[0]
+    return segments.take(kept, axis=0), lines[kept], offsets
 
 
 def _fit_pieces(
@@ -1001,7 +1005,8 @@ def _fit_pieces(
     np.cumsum(np.bincount(runs_of, minlength=count), out=offsets[1:])
     segments = np.concatenate(search.found_seg).reshape(-1, 3, 2)
     ends = np.concatenate(search.found_end)
-    return segments[order], np.concatenate(search.found_line)[order], offsets, ends[order]
+    segments = segments.take(order, axis=0)
+    return segments, np.concatenate(search.found_line)[order], offsets, ends[order]
 
 
 def _cut_runs(runs: Runs) -> _Pieces:
@@ -1240,7 +1245,8 @@ class _Search:
         # A run with no success at all takes one step as a line.
         none = np.nonzero(b.best < 0)[0]
         b.best[none] = b.start[none] + 1
-        self.best_seg[runs[none]] = self.pts[b.off[none] + b.start[none] + 1][:, None, :]
+        step_end = self.pts.take(b.off[none] + b.start[none] + 1, axis=0)
+        self.best_seg[runs[none]] = step_end[:, None, :]
         self.best_line[runs[none]] = True
         self.found_run.append(runs)
         self.found_seg.append(self.best_seg.take(runs, axis=0))
