@@ -130,8 +130,8 @@ ATTEMPT_BATCH = 32_768
 _CLUSTERS_PER_TICK = 64
 #: The power-form coefficients (a, b, c) of a cubic's first and second derivative,
 #: as multiples of its own (see `_newton`).
-_SLOPE = np.array([1.0, 2.0, 3.0])
-_BEND = np.array([2.0, 6.0])
+_SLOPE = np.array([1.0, 2.0, 3.0])[:, None]
+_BEND = np.array([2.0, 6.0])[:, None]
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -244,13 +244,13 @@ class EdgeData:
 
     def with_rows(self, rows: np.ndarray, offsets: np.ndarray, idx: np.ndarray) -> EdgeData:
         return EdgeData(
-            points=self.points[rows],
+            points=self.points.take(rows, axis=0),
             dirs=self.dirs[rows],
-            corners=self.corners[rows],
+            corners=self.corners.take(rows, axis=0),
             offsets=offsets,
             closed=self.closed[idx],
-            start=self.start[idx],
-            end=self.end[idx],
+            start=self.start.take(idx, axis=0),
+            end=self.end.take(idx, axis=0),
             slack=self.slack[idx],
         )
 
@@ -420,7 +420,7 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     # The point before each one (a closed edge's last before its first).
     prev = np.where(place == 0, rows + m[sel][owner] - 1, rows - 1)
     turn = np.nonzero((closed[owner] | (place > 0)) & (edges.dirs[prev] != edges.dirs[rows]))[0]
-    p, q = edges.points[prev[turn]], edges.points[rows[turn]]
+    p, q = edges.points.take(prev[turn], axis=0), edges.points.take(rows[turn], axis=0)
     # The crack before runs along x (even code) or y (odd code).
     along_x = edges.dirs[prev[turn]] % 2 == 0
     corner = np.where(
@@ -432,15 +432,17 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     first_corner = np.searchsorted(owner[turn], np.arange(len(sel)))
     sel, closed, turns, first_corner = sel[keep], closed[keep], turns[keep], first_corner[keep]
     # One table of candidate points: the corners, then each kept edge's end junction.
-    table = np.concatenate([corner, edges.end[sel]])
+    table = np.concatenate([corner, edges.end.take(sel, axis=0)])
     start = np.where(
-        closed[:, None], table[np.minimum(first_corner, len(table) - 1)], edges.start[sel]
+        closed[:, None],
+        table.take(np.minimum(first_corner, len(table) - 1), axis=0),
+        edges.start.take(sel, axis=0),
     )
     offsets, eo, ej = groups(np.where(closed, turns, turns + 1))
     loop = closed[eo]
     idx = first_corner[eo] + np.where(loop, (ej + 1) % np.maximum(turns[eo], 1), ej)
     idx = np.where(~loop & (ej == turns[eo]), len(corner) + eo, idx)
-    return tiny, start, table[idx], offsets
+    return tiny, start, table.take(idx, axis=0), offsets
 
 
 def split_edges(
@@ -489,25 +491,29 @@ def split_edges(
     a = np.nonzero(table.edge[1:] == table.edge[:-1])[0]
     b = a + 1
     run_edge = table.edge[a]
-    first = table.point[np.searchsorted(table.edge, np.arange(len(m)))]
+    first = table.point.take(np.searchsorted(table.edge, np.arange(len(m))), axis=0)
     n = table.gap[b] - table.gap[a] + 2
     offsets, owner, place = groups(n)
     src = edges.offsets[run_edge][owner] + table.gap[a][owner] + place - 1
     inner = (place > 0) & (place < n[owner] - 1)
     data = np.empty((int(offsets[-1]), 2))
-    data[inner] = edges.points[src[inner]]
-    data[offsets[:-1]] = table.point[a]
-    data[offsets[1:] - 1] = table.point[b]
+    if len(edges.points):
+        # Every row gathered in one call (clipped: a run's two ends may point outside
+        # the points, and are overwritten by its breaks next).
+        edges.points.take(src, axis=0, out=data, mode="clip")
+    data[offsets[:-1]] = table.point.take(a, axis=0)
+    data[offsets[1:] - 1] = table.point.take(b, axis=0)
     _smooth(data, inner & (n[owner] >= 4))
     # Where a break has no tangent (a junction), the run's own chord gives it.
     reach = np.minimum(END_TANGENT_REACH, n - 1)
     head, tail = offsets[:-1], offsets[1:] - 1
-    t1 = table.tan_out[a]
-    t2 = table.tan_in[b]
+    t1 = table.tan_out.take(a, axis=0)
+    t2 = table.tan_in.take(b, axis=0)
     free1 = np.isnan(t1[:, 0])
     free2 = np.isnan(t2[:, 0])
-    t1[free1] = _units(data[head[free1] + reach[free1]] - data[head[free1]])
-    t2[free2] = _units(data[tail[free2] - reach[free2]] - data[tail[free2]])
+    h, t = head[free1], tail[free2]
+    t1[free1] = _units(data.take(h + reach[free1], axis=0) - data.take(h, axis=0))
+    t2[free2] = _units(data.take(t - reach[free2], axis=0) - data.take(t, axis=0))
     runs = Runs(data=data, offsets=offsets, t1=t1, t2=t2, slack=edges.slack[run_edge])
     return first, runs, run_edge
 
@@ -526,7 +532,11 @@ class _Breaks:
 
     def take(self, idx: np.ndarray) -> _Breaks:
         return _Breaks(
-            self.edge[idx], self.gap[idx], self.point[idx], self.tan_in[idx], self.tan_out[idx]
+            self.edge[idx],
+            self.gap[idx],
+            self.point.take(idx, axis=0),
+            self.tan_in.take(idx, axis=0),
+            self.tan_out.take(idx, axis=0),
         )
 
     @staticmethod
@@ -554,14 +564,14 @@ def _drop_behind(edges: EdgeData) -> EdgeData:
     reach = np.minimum(JUNCTION_LOOKAHEAD, mm - 1)
     # From each end inwards: the row of the end point, and the way (+1 or -1) inwards.
     for end_row, inwards, junction in (
-        (first, 1, edges.start[sel]),
-        (first + mm - 1, -1, edges.end[sel]),
+        (first, 1, edges.start.take(sel, axis=0)),
+        (first + mm - 1, -1, edges.end.take(sel, axis=0)),
     ):
-        way = edges.points[end_row + inwards * reach] - junction
+        way = edges.points.take(end_row + inwards * reach, axis=0) - junction
         for k in range(JUNCTION_LOOKAHEAD):
             has = np.nonzero(k < mm)[0]
             rows = (end_row + inwards * k)[has]
-            head = edges.points[rows] - junction[has]
+            head = edges.points.take(rows, axis=0) - junction.take(has, axis=0)
             keep[rows] &= head[:, 0] * way[has, 0] + head[:, 1] * way[has, 1] > 0
     _, owner, _ = groups(m)
     kept = np.bincount(owner, weights=keep, minlength=len(m)).astype(np.int64)
@@ -611,8 +621,8 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
     fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
     # The points either side of a gap are never junctions: the point before it (the
     # edge's last for a closed edge's gap 0) and the point after it, the gap's own row.
-    d1 = table[prev[gaps]] - table[back]
-    d2 = table[fwd] - table[gaps]
+    d1 = table.take(prev[gaps], axis=0) - table.take(back, axis=0)
+    d2 = table.take(fwd, axis=0) - table.take(gaps, axis=0)
     cross = d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0]
     dot = d1[:, 0] * d2[:, 0] + d1[:, 1] * d2[:, 1]
     angle = np.arctan2(np.abs(cross), dot)
@@ -770,7 +780,7 @@ def _corner_breaks(edges: EdgeData, edge: np.ndarray, gap: np.ndarray) -> _Break
     diff = cb - ca
     t = (diff[:, 0] * ub[:, 1] - diff[:, 1] * ub[:, 0]) / np.where(meets, cross, 1.0)
     point = ca + t[:, None] * ua
-    fallback = edges.corners[first + gap % m]
+    fallback = edges.corners.take(first + gap % m, axis=0)
     far = np.hypot(point[:, 0] - fallback[:, 0], point[:, 1] - fallback[:, 1]) > 1.5
     point = np.where((~meets | far)[:, None], fallback, point)
     return _Breaks(edge, gap, point, _toward(ua, ca - point), _toward(ub, cb - point))
@@ -786,8 +796,8 @@ def _side_lines(
     t = np.arange(CORNER_SIDE)
     use = t < count[:, None]
     rows = np.where(use, first[:, None] + (start[:, None] + t) % m[:, None], first[:, None])
-    x = np.where(use, edges.points[rows, 0], 0.0)
-    y = np.where(use, edges.points[rows, 1], 0.0)
+    x = np.where(use, edges.points[:, 0].take(rows), 0.0)
+    y = np.where(use, edges.points[:, 1].take(rows), 0.0)
     mx = _column_sum(x) / count
     my = _column_sum(y) / count
     dx = np.where(use, x - mx[:, None], 0.0)
@@ -821,7 +831,7 @@ def _smooth_breaks(edges: EdgeData, edge: np.ndarray, gap: np.ndarray) -> _Break
     m, first = edges.lengths[edge], edges.offsets[:-1][edge]
 
     def p(k: np.ndarray) -> np.ndarray:
-        point: np.ndarray = edges.points[first + k % m]
+        point: np.ndarray = edges.points.take(first + k % m, axis=0)
         return point
 
     point = 0.5 * (p(gap - 1) + p(gap))
@@ -930,11 +940,18 @@ def _join_cuts(
         start = begin_at[before]
         t_in = np.where(
             (start == 0)[:, None],
-            runs.t1[run],
-            -_tangent_back(runs.data, off, last, start, runs.t2[run]),
+            runs.t1.take(run, axis=0),
+            -_tangent_back(runs.data, off, last, start, runs.t2.take(run, axis=0)),
         )
         ok, joined, joined_line = _try(
-            runs.data, off, last, start, end_at[after], t_in, runs.t2[run], tol * runs.slack[run]
+            runs.data,
+            off,
+            last,
+            start,
+            end_at[after],
+            t_in,
+            runs.t2.take(run, axis=0),
+            tol * runs.slack[run],
         )
         # A cut whose segment before is the one after the previous cut waits a round
         # if that cut joins.
@@ -955,7 +972,8 @@ def _join_cuts(
     per_run = np.bincount(seg_run[keep], minlength=len(runs.offsets) - 1)
     offsets = np.zeros(len(per_run) + 1, dtype=np.int64)
     np.cumsum(per_run, out=offsets[1:])
-    return segments[keep], lines[keep], offsets
+    kept = keep.nonzero()[0]
+    return segments.take(kept, axis=0), lines[kept], offsets
 
 
 def _fit_pieces(
@@ -987,7 +1005,8 @@ def _fit_pieces(
     np.cumsum(np.bincount(runs_of, minlength=count), out=offsets[1:])
     segments = np.concatenate(search.found_seg).reshape(-1, 3, 2)
     ends = np.concatenate(search.found_end)
-    return segments[order], np.concatenate(search.found_line)[order], offsets, ends[order]
+    segments = segments.take(order, axis=0)
+    return segments, np.concatenate(search.found_line)[order], offsets, ends[order]
 
 
 def _cut_runs(runs: Runs) -> _Pieces:
@@ -1018,9 +1037,9 @@ def _cut_runs(runs: Runs) -> _Pieces:
     first = rows - place
     last = first + size[owner] - 1
     span = np.maximum(1, np.minimum(CUT_SPAN, np.minimum(place, last - rows)))
-    here = pts[rows]
-    back = _units(here - pts[np.maximum(rows - span, first)])
-    ahead = _units(pts[np.minimum(rows + span, last)] - here)
+    here = pts.take(rows, axis=0)
+    back = _units(here - pts.take(np.maximum(rows - span, first), axis=0))
+    ahead = _units(pts.take(np.minimum(rows + span, last), axis=0) - here)
     straight = np.einsum("ij,ij->i", back, ahead)
     inner = (place > 0) & (rows < last)
     turning = np.where(inner, np.arccos(np.clip(straight, -1.0, 1.0)) / span, 0.0)
@@ -1088,8 +1107,8 @@ def _cut_runs(runs: Runs) -> _Pieces:
     piece_turn = (spent - length_part) * (CUT_TURN / _COST_UNIT)
     first_step = np.zeros(len(piece_run), dtype=np.int64)
     first_step[piece_m] = _first_reach(ends[piece_m] - starts[piece_m] + 1, piece_turn)
-    t1 = runs.t1[piece_run]
-    t2 = runs.t2[piece_run]
+    t1 = runs.t1.take(piece_run, axis=0)
+    t2 = runs.t2.take(piece_run, axis=0)
     if len(piece_run) > count:
         t1[inner_piece] = -cut_tangent
         t2[~closing] = cut_tangent
@@ -1139,7 +1158,7 @@ class _Bracket:
 
     def take(self, idx: Ints) -> _Bracket:
         """A copy of the entries `idx`."""
-        return _Bracket.of(self.table[:, idx])
+        return _Bracket.of(self.table.take(idx, axis=1))
 
     def put(self, idx: Ints, part: _Bracket) -> None:
         """Store `part` as the entries `idx`."""
@@ -1214,8 +1233,8 @@ class _Search:
             b.last[runs],
             b.start[runs],
             cand,
-            self.t_in[runs],
-            self.t_end[runs],
+            self.t_in.take(runs, axis=0),
+            self.t_end.take(runs, axis=0),
             self.tols[runs],
         )
 
@@ -1226,10 +1245,11 @@ class _Search:
         # A run with no success at all takes one step as a line.
         none = np.nonzero(b.best < 0)[0]
         b.best[none] = b.start[none] + 1
-        self.best_seg[runs[none]] = self.pts[b.off[none] + b.start[none] + 1][:, None, :]
+        step_end = self.pts.take(b.off[none] + b.start[none] + 1, axis=0)
+        self.best_seg[runs[none]] = step_end[:, None, :]
         self.best_line[runs[none]] = True
         self.found_run.append(runs)
-        self.found_seg.append(self.best_seg[runs])
+        self.found_seg.append(self.best_seg.take(runs, axis=0))
         self.found_line.append(self.best_line[runs])
         self.found_end.append(b.best.copy())
         ended = b.best >= b.last
@@ -1237,7 +1257,7 @@ class _Search:
         go = np.nonzero(~ended)[0]
         end = b.best[go]
         self.t_in[runs[go]] = -_tangent_back(
-            self.pts, b.off[go], b.last[go], end, self.t_end[runs[go]]
+            self.pts, b.off[go], b.last[go], end, self.t_end.take(runs[go], axis=0)
         )
         b.step[go] = -np.maximum(MIN_REACH, end - b.start[go])
         b.start[go] = end
@@ -1275,7 +1295,7 @@ def _round(search: _Search, active: Ints) -> Ints:
     got = np.nonzero((first_fail > 0) | whole)[0]
     a.best[got] = cand[got, pick_col[got]]
     picked = where[got, pick_col[got]]
-    search.best_seg[active[got]] = seg[picked]
+    search.best_seg[active[got]] = seg.take(picked, axis=0)
     search.best_line[active[got]] = line_rows[picked]
     a.lo[:] = np.where(first_fail > 0, cand[rows, below] + 1, a.lo)
     a.hi[:] = np.where(has_fail, cand[rows, np.minimum(first_fail, _PROBE_SLOTS - 1)] - 1, a.hi)
@@ -1308,7 +1328,9 @@ def _round_few(search: _Search, active: Ints) -> Ints:
     interleaved per image). The engine benchmark's wall-clock figures on the shared
     2-core machine varied by more than that from run to run. The output is the same
     either way."""
-    start, lo, hi, best, step, doubling, last, off = search.bracket.table[:, active].tolist()
+    start, lo, hi, best, step, doubling, last, off = search.bracket.table.take(
+        active, axis=1
+    ).tolist()
     probes: list[list[int]] = []
     for k, i in enumerate(start):
         if doubling[k] and step[k] < 0:
@@ -1362,7 +1384,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
         finish.append(k)
     if new_best:
         picked = list(new_best.values())
-        search.best_seg[active[list(new_best)]] = seg[picked]
+        search.best_seg[active[list(new_best)]] = seg.take(picked, axis=0)
         search.best_line[active[list(new_best)]] = line_rows[picked]
     # `_Search.next_segment` for the finished runs, per run.
     runs = active.tolist()
@@ -1373,7 +1395,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
             search.best_line[runs[k]] = True
     fin_runs = [runs[k] for k in finish]
     search.found_run.append(np.array(fin_runs, dtype=np.int64))
-    search.found_seg.append(search.best_seg[fin_runs])
+    search.found_seg.append(search.best_seg.take(fin_runs, axis=0))
     search.found_line.append(search.best_line[fin_runs])
     search.found_end.append(np.array([best[k] for k in finish], dtype=np.int64))
     ended = [k for k in finish if best[k] >= last[k]]
@@ -1383,7 +1405,7 @@ def _round_few(search: _Search, active: Ints) -> Ints:
         go_runs = active[go]
         go_off, go_last, go_best = np.array([(off[k], last[k], best[k]) for k in go]).T
         search.t_in[go_runs] = -_tangent_back(
-            search.pts, go_off, go_last, go_best, search.t_end[go_runs]
+            search.pts, go_off, go_last, go_best, search.t_end.take(go_runs, axis=0)
         )
     for k in go:
         step[k] = -max(MIN_REACH, best[k] - start[k])
@@ -1442,7 +1464,10 @@ def _tangent_back(pts: Floats, off: Ints, last: Ints, j: Ints, t_end: Floats) ->
     next segment's start (negated) come from here, so consecutive segments share it.
     O(rows)."""
     reach = np.maximum(1, np.minimum(SPLIT_TANGENT_REACH, np.minimum(j, last - j)))
-    back = _units(pts[off + np.maximum(j - reach, 0)] - pts[off + np.minimum(j + reach, last)])
+    back = _units(
+        pts.take(off + np.maximum(j - reach, 0), axis=0)
+        - pts.take(off + np.minimum(j + reach, last), axis=0)
+    )
     tangent: Floats = np.where((j >= last)[:, None], t_end, back)
     return tangent
 
@@ -1485,8 +1510,8 @@ def _try(
             last[rows],
             start[rows],
             cand[rows],
-            t_in[rows],
-            t_end[rows],
+            t_in.take(rows, axis=0),
+            t_end.take(rows, axis=0),
             tol[rows],
             w,
         )
@@ -1544,27 +1569,35 @@ def _attempt(
     np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
     u /= np.maximum(u[:, -1:], 1e-12)
     fixed = _fixed(
-        t_in[todo].T,
-        _tangent_back(pts, off[todo], last[todo], cand[todo], t_end[todo]).T,
+        t_in.take(todo, axis=0).T,
+        _tangent_back(pts, off[todo], last[todo], cand[todo], t_end.take(todo, axis=0)).T,
         chord[:, todo],
         used[todo],
     )
     bez, emax2, ems2, err = _cubic(sub, u, fixed)
     tol2, rms2 = tol2[todo], rms2[todo]
-    good = (emax2 <= tol2) & (ems2 <= rms2)
-    near = emax2 < NEWTON_RANGE**2 * tol2
+    # The rows a Newton step retries only ever shrink (a good row stays good, and the
+    # later steps' range is narrower), so the steps work on the retried rows alone,
+    # each taking its rows from the previous step's, and only the results are scattered.
+    rows = np.arange(len(todo))
     long_rows = span[todo] + 1 >= NEWTON_LONG
+    r_err, r_bez, r_u, r_sub, r_fixed = err, bez, u, sub, fixed
+    r_max2, r_ms2, r_tol2, r_rms2 = emax2, ems2, tol2, rms2
+    reach2 = NEWTON_RANGE**2
     for step in range(NEWTON_STEPS):
-        retry = ~good & near & (long_rows if step >= NEWTON_SHORT_STEPS else True)
-        if not retry.any():
+        retry = (r_max2 < reach2 * r_tol2) & ((r_max2 > r_tol2) | (r_ms2 > r_rms2))
+        if step >= NEWTON_SHORT_STEPS:
+            retry &= long_rows
+        r = retry.nonzero()[0]
+        if len(r) == 0:
             break
-        r = np.nonzero(retry)[0]
-        u2 = _newton(np.take(err, r, axis=1), np.take(bez, r, axis=2), u[r])
-        b2, m2, s2, e2 = _cubic(np.take(sub, r, axis=1), u2, np.take(fixed, r, axis=1))
-        u[r], bez[:, :, r], emax2[r], ems2[r], err[:, r] = u2, b2, m2, s2, e2
-        good = (emax2 <= tol2) & (ems2 <= rms2)
-        near = emax2 < NEWTON_LATE_RANGE**2 * tol2
-    ok[todo] = good
+        u2 = _newton(r_err.take(r, axis=1), r_bez.take(r, axis=2), r_u[r])
+        r_sub, r_fixed = r_sub.take(r, axis=1), r_fixed.take(r, axis=1)
+        r_bez, r_max2, r_ms2, r_err = _cubic(r_sub, u2, r_fixed)
+        r_u, r_tol2, r_rms2, rows, long_rows = u2, r_tol2[r], r_rms2[r], rows[r], long_rows[r]
+        bez[:, :, rows], emax2[rows], ems2[rows] = r_bez, r_max2, r_ms2
+        reach2 = NEWTON_LATE_RANGE**2
+    ok[todo] = (emax2 <= tol2) & (ems2 <= rms2)
     seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
     return ok, seg, line
 
@@ -1654,16 +1687,16 @@ def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     coef = np.empty_like(bez)  # (2, 3, rows): a, b, c
     a = np.multiply(p1, 3.0, out=coef[:, 0])
     b = np.multiply(p2, 3.0, out=coef[:, 1])
-    b -= 6.0 * p1
-    c = np.subtract(p3, 3.0 * p2, out=coef[:, 2])
+    c = np.subtract(p3, b, out=coef[:, 2])
     c += a
+    b -= 6.0 * p1
     powers = np.empty((3, *u.shape))
     powers[0] = 1.0
     powers[1] = u
     np.multiply(u, u, out=powers[2])
     q = err
-    q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE[:, None])
-    q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND[:, None])
+    q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE)
+    q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND)
     num = np.einsum("kij,kij->ij", q, q1)
     den = np.einsum("kij,kij->ij", q1, q1)
     den += np.einsum("kij,kij->ij", q, q2)
@@ -1673,5 +1706,5 @@ def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     np.maximum(out, 0.0, out=out)
     np.minimum(out, 1.0, out=out)
     out[:, 0] = 0.0
-    out[:, -1] = np.where(u[:, -1] >= 1.0, 1.0, out[:, -1])
+    np.copyto(out[:, -1], 1.0, where=u[:, -1] >= 1.0)
     return np.maximum.accumulate(out, axis=1)
