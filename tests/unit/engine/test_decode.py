@@ -218,11 +218,41 @@ def test_rgb_and_rgba_pngs_decode_as_pillows_rgba(
         assert (out[..., 3] == 255).all()
 
 
+@pytest.mark.parametrize("mode", ["RGB", "L", "CMYK"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"progressive": True}, {"subsampling": 0}, {"orientation": 6}, {"orientation": 8}],
+)
+def test_jpegs_decode_as_pillows_rgba(mode: str, params: dict[str, object]) -> None:
+    # An upright RGB JPEG is decoded straight into the array; grey, CMYK and turned
+    # JPEGs as before: every pixel as Pillow's decode, turn and conversion give it.
+    rng = np.random.default_rng(6)
+    pixels = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    image = Image.fromarray(pixels, "RGB").convert(mode)
+    options = dict(params)
+    if "orientation" in options:
+        exif = Image.Exif()
+        exif[0x0112] = options.pop("orientation")
+        options["exif"] = exif
+    data = encode(image, "JPEG", quality=90, **options)
+    out = decode(data)
+
+    expected = _reference(data)
+    if mode == "CMYK":
+        assert out.shape == expected.shape  # its own conversion (tested above)
+    else:
+        assert np.array_equal(out, expected)
+    assert (out[..., 3] == 255).all()
+
+
 def test_truncated_rgba_png_is_unsupported_not_padded() -> None:
     rng = np.random.default_rng(5)
     data = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 4), dtype=np.uint8)), "PNG")
     with pytest.raises(engine.UnsupportedImage, match="damaged or cut short"):
         decode(data[: len(data) // 2])
+    jpeg = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 3), dtype=np.uint8)), "JPEG")
+    with pytest.raises(engine.UnsupportedImage):
+        decode(jpeg[: len(jpeg) // 3])
 
 
 @pytest.mark.parametrize("fmt", ["GIF", "WEBP"])
