@@ -27,7 +27,7 @@ from typing import IO, Any
 import attrs
 import numpy as np
 import numpy.typing as npt
-from PIL import Image, ImageChops, ImageCms, ImageOps
+from PIL import Image, ImageChops, ImageCms, ImageFile, ImageOps
 
 from printjob_adapters.engine.errors import ImageTooLarge, UnsupportedImage
 from printjob_adapters.engine.headers import check_structure
@@ -78,15 +78,84 @@ def decode(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> RGBA:
     """The image's first frame, upright, as a (height, width, 4) uint8 straight-alpha array."""
     image = _open(data)
     check_size(*image.size, limits)
+    pixels = _load(image, in_place=True)
+    if pixels is not None:
+        if _orientation(image) == 1:
+            return pixels
+        # A turned PNG (rare; its EXIF may follow the pixels): decoded again the ordinary
+        # way, then turned.
+        image = _open(data)
+        _load(image, in_place=False)
+    image = _upright(image)
+    return _to_rgba(image)
+
+
+def _load(image: Image.Image, *, in_place: bool) -> RGBA | None:
+    """Decode the first frame; with `in_place`, a plain PNG or JPEG (`_in_place_target`)
+    straight into a new array, returned (None when Pillow decoded into memory of its own)."""
     try:
         image.seek(0)
+        target = _in_place_target(image) if in_place else None
         image.load()
     except (ImageTooLarge, UnsupportedImage):
         raise
     except Exception as exc:
         raise UnsupportedImage(f"{_NOT_AN_IMAGE}: its image data is damaged or cut short.") from exc
-    image = _upright(image)
-    return _to_rgba(image)
+    if target is None or image.im is not target[1]:
+        return None
+    pixels = target[0]
+    if image.mode == "RGB":
+        # The fourth byte of each pixel is Pillow's padding: opaque, set here whatever it is.
+        words = pixels.view(np.uint32)
+        np.bitwise_or(words, _OPAQUE, out=words)
+    return pixels
+
+
+#: The four-byte layout Pillow keeps each mode's pixels in, for the modes an image is
+#: decoded straight into the array in: RGBA as it is, RGB with a fourth (padding) byte.
+_IN_PLACE_LAYOUT = {"RGBA": "RGBA", "RGB": "RGBX"}
+#: Formats decoded straight into the array (a multi-picture JPEG, MPO, is not).
+_IN_PLACE_FORMATS = frozenset({"PNG", "JPEG"})
+#: A pixel's alpha byte, as a 32-bit word of the array (whatever the byte order).
+_OPAQUE = np.array([0, 0, 0, 255], dtype=np.uint8).view(np.uint32)[0]
+
+
+def _raw_mode(args: object) -> object:
+    """The raw mode of a tile's decoder arguments (a PNG gives it alone, a JPEG first)."""
+    return args[0] if isinstance(args, tuple) and args else args
+
+
+def _in_place_target(image: Image.Image) -> tuple[RGBA, Any] | None:
+    """For a still, 8-bit RGB or RGBA PNG without a transparent colour, or an upright
+    RGB JPEG: a new array and Pillow's image memory mapped over it, given to `image` to
+    decode into. Its rows are the straight-alpha RGBA the engine works on (an RGB
+    image's padding byte is made opaque after), so neither Pillow's conversion to RGBA
+    nor the copy into an array runs: 0.1 ms of an RGBA and 0.7 ms of an RGB 512-px PNG,
+    0.8 ms of a 512 x 384 JPEG, most of it the first touch of two megabytes of fresh
+    memory. Every other image (palette, grey, 16-bit, a transparent colour, an
+    animation, CMYK, a turned JPEG, another format) decodes as before; so does this one
+    when Pillow would not decode into the given memory (`_load` checks it did). O(1)."""
+    layout = _IN_PLACE_LAYOUT.get(image.mode)
+    if (
+        layout is None
+        or not isinstance(image, ImageFile.ImageFile)
+        or image.format not in _IN_PLACE_FORMATS
+        or "transparency" in image.info
+        or getattr(image, "is_animated", False)
+        or len(image.tile) != 1
+        or _raw_mode(image.tile[0][3]) != image.mode
+    ):
+        return None
+    if image.format == "JPEG" and _orientation(image) != 1:
+        return None  # a turned JPEG (its EXIF is in the header): decoded once, as before
+    width, height = image.size
+    pixels = np.empty((height, width, 4), dtype=np.uint8)
+    try:
+        memory = Image.frombuffer(layout, (width, height), pixels, "raw", layout, 0, 1).im
+        image.im = memory
+    except Exception:
+        return None  # a Pillow that would not share its memory: decoded as before
+    return pixels, memory
 
 
 def check_size(width: int, height: int, limits: ImageLimits = DEFAULT_LIMITS) -> None:

@@ -320,20 +320,22 @@ def _candidates(
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
         own = painted.copy()
-        misfit = np.zeros(labels.shape, dtype=bool)
-        nearer = np.zeros(labels.shape, dtype=bool)
+        misfit: BoolArray | None = None
+        nearer: BoolArray | None = None
         for colour in left_out:
             mask = colour_masks[colour] if colour_masks is not None else small == colour
             own &= ~mask
-            misfit |= lightness.outside(mask, palette[colour], int(level[colour]), 3 * MISFIT)
-            if reach[colour] < 3 * MISFIT:
-                nearer |= lightness.outside(
-                    mask, palette[colour], int(level[colour]), int(reach[colour])
-                )
+            far, near = lightness.outside(
+                mask, palette[colour], int(level[colour]), 3 * MISFIT, int(reach[colour])
+            )
+            misfit = far if misfit is None else misfit | far
+            if near is not None:
+                nearer = near if nearer is None else nearer | near
+        if misfit is None:
+            misfit = np.zeros(labels.shape, dtype=bool)
         # The nearer level finds the same pixels or more (it is nearer): only when it
         # finds more does it matter whether the art fits its palette.
-        nearer &= ~misfit
-        if nearer.any() and flat.holds():
+        if nearer is not None and nearer.any() and flat.holds():
             misfit |= nearer
     else:
         if (reach[left_out] < 3 * MISFIT).any() and not flat.holds():
@@ -394,13 +396,22 @@ class _Lightness:
             self._grey = grey
         return self._grey
 
-    def outside(self, mask: BoolArray, colour: FloatArray, level: int, reach: int) -> BoolArray:
-        """The pixels of `mask` whose lightness is more than `reach` from `level`;
-        `colour` is the mask's palette colour. O(N) word comparisons, then O(pixels
-        off it)."""
+    def outside(
+        self, mask: BoolArray, colour: FloatArray, level: int, reach: int, nearer: int
+    ) -> tuple[BoolArray, BoolArray | None]:
+        """The pixels of `mask` whose lightness is more than `reach` from `level`, and,
+        when `nearer` is under `reach`, those more than `nearer` from it but not more
+        than `reach` (None otherwise); `colour` is the mask's palette colour. Both
+        levels are read from one gather of the pixels off the colour. O(N) word
+        comparisons, then O(pixels off it)."""
+        both = nearer < reach
         low, high = level - reach, level + reach
         exact = np.clip(np.rint(colour), 0, 255).astype(np.uint8)
-        if self._grey is None and self._words is not None and low <= int(exact.sum()) <= high:
+        # A pixel of the colour exactly is within both levels when the colour is.
+        inside = low <= int(exact.sum()) <= high
+        if both:
+            inside = inside and level - nearer <= int(exact.sum()) <= level + nearer
+        if self._grey is None and self._words is not None and inside:
             word = np.array([*exact.tolist(), 255], dtype=np.uint8).view(np.uint32)[0]
             off = self._words != word
             off &= mask
@@ -410,12 +421,21 @@ class _Lightness:
                 grey = pixels[:, 0].astype(np.int16)
                 grey += pixels[:, 1]
                 grey += pixels[:, 2]
+                beyond = (grey < low) | (grey > high)
                 far = np.zeros(mask.shape, dtype=bool)
-                far.ravel()[index] = (grey < low) | (grey > high)
-                return far
-        grey = self.whole()
-        found: BoolArray = mask & ((grey < low) | (grey > high))
-        return found
+                far.ravel()[index] = beyond
+                if not both:
+                    return far, None
+                near = np.zeros(mask.shape, dtype=bool)
+                near.ravel()[index] = ((grey < level - nearer) | (grey > level + nearer)) & ~beyond
+                return far, near
+        whole = self.whole()
+        found: BoolArray = mask & ((whole < low) | (whole > high))
+        if not both:
+            return found, None
+        closer: BoolArray = mask & ((whole < level - nearer) | (whole > level + nearer))
+        closer &= ~found
+        return found, closer
 
 
 class _FlatTest:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageOps
 
 from printjob_adapters.engine import errors as engine
 from printjob_adapters.engine.decode import decode
@@ -170,6 +170,89 @@ def test_exif_orientation_6_is_applied() -> None:
     assert close(out[5, 10], (255, 0, 0, 255))  # the left half is now on top
     assert close(out[35, 10], (0, 0, 255, 255))
     assert PillowImageProbe().probe(data).width == 20
+
+
+def _reference(data: bytes) -> np.ndarray:
+    """Pillow's own way: decode, turn upright, convert to RGBA, copy into an array."""
+    with Image.open(io.BytesIO(data)) as opened:
+        upright = ImageOps.exif_transpose(opened)
+        return np.array(upright.convert("RGBA"), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA"])
+@pytest.mark.parametrize(
+    ("width", "height", "params"),
+    [
+        (50, 30, {}),
+        (33, 17, {"optimize": True}),
+        (61, 45, {"interlace": 1}),
+        (40, 20, {"transparency": (10, 20, 30)}),
+        (40, 20, {"orientation": 6}),
+        (40, 20, {"orientation": 3}),
+    ],
+)
+@pytest.mark.parametrize("seed", [3, 4])
+def test_rgb_and_rgba_pngs_decode_as_pillows_rgba(
+    mode: str, width: int, height: int, params: dict[str, object], seed: int
+) -> None:
+    # Plain 8-bit RGB and RGBA PNGs are decoded straight into the array: every pixel as
+    # Pillow's decode, turn and conversion give it, alpha opaque for RGB, every kind of
+    # PNG around them (interlaced, a transparent colour, EXIF-turned) as before.
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 256, (height, width, 4), dtype=np.uint8)
+    pixels[: height // 3, : width // 3, :3] = (10, 20, 30)
+    image = Image.fromarray(pixels, "RGBA").convert(mode)
+    options = dict(params)
+    if "orientation" in options:
+        exif = Image.Exif()
+        exif[0x0112] = options.pop("orientation")
+        options["exif"] = exif
+    if "transparency" in options and mode == "RGBA":
+        options.pop("transparency")
+    data = encode(image, "PNG", **options)
+    out = decode(data)
+
+    assert out.flags.writeable and out.flags.c_contiguous
+    assert np.array_equal(out, _reference(data))
+    if mode == "RGB" and "transparency" not in options:
+        assert (out[..., 3] == 255).all()
+
+
+@pytest.mark.parametrize("mode", ["RGB", "L", "CMYK"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"progressive": True}, {"subsampling": 0}, {"orientation": 6}, {"orientation": 8}],
+)
+def test_jpegs_decode_as_pillows_rgba(mode: str, params: dict[str, object]) -> None:
+    # An upright RGB JPEG is decoded straight into the array; grey, CMYK and turned
+    # JPEGs as before: every pixel as Pillow's decode, turn and conversion give it.
+    rng = np.random.default_rng(6)
+    pixels = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    image = Image.fromarray(pixels, "RGB").convert(mode)
+    options = dict(params)
+    if "orientation" in options:
+        exif = Image.Exif()
+        exif[0x0112] = options.pop("orientation")
+        options["exif"] = exif
+    data = encode(image, "JPEG", quality=90, **options)
+    out = decode(data)
+
+    expected = _reference(data)
+    if mode == "CMYK":
+        assert out.shape == expected.shape  # its own conversion (tested above)
+    else:
+        assert np.array_equal(out, expected)
+    assert (out[..., 3] == 255).all()
+
+
+def test_truncated_rgba_png_is_unsupported_not_padded() -> None:
+    rng = np.random.default_rng(5)
+    data = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 4), dtype=np.uint8)), "PNG")
+    with pytest.raises(engine.UnsupportedImage, match="damaged or cut short"):
+        decode(data[: len(data) // 2])
+    jpeg = encode(Image.fromarray(rng.integers(0, 256, (200, 200, 3), dtype=np.uint8)), "JPEG")
+    with pytest.raises(engine.UnsupportedImage):
+        decode(jpeg[: len(jpeg) // 3])
 
 
 @pytest.mark.parametrize("fmt", ["GIF", "WEBP"])
