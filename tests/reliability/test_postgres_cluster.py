@@ -27,7 +27,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.contract.support import FINAL, Client, ServerProcess, base_env, busy_png
+from tests.contract.support import FINAL, Client, ServerProcess, base_env, shaded_png
 from tests.postgres_support import create_database, drop_database
 
 HIGH = "1000000"
@@ -163,9 +163,10 @@ def test_two_apis_three_workers_survive_random_kills(
     for n in range(JOBS_PER_ACCOUNT):
         for first, second in accounts:
             via = first if n % 2 == 0 else second
-            # Big enough that every job runs for seconds, however fast the engine gets:
-            # the kills below must find jobs running.
-            image = busy_png(1500 + 8 * n, 500)
+            # Shaded art, so that every job runs for seconds however fast the engine's
+            # flat-art path gets (flat shapes of this size had come down to 0.6 s, and
+            # every job could end before the first kill): the kills must find jobs running.
+            image = shaded_png(1500 + 8 * n, 500)
             response = via.submit(image, idempotency_key=f"k-{n}", format="svg")
             if response.status_code == 402:
                 refused += 1
