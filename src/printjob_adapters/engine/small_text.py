@@ -928,6 +928,19 @@ def _own_inks(
         ink[own | tinted] = len(palette) + len(added)
         colour[own | tinted] = new
         added.append(new)
+    return _with_added_inks(letters, palette, ink, colour, added)
+
+
+def _with_added_inks(
+    letters: Letters,
+    palette: FloatArray,
+    ink: IntArray,
+    colour: FloatArray,
+    added: list[FloatArray],
+) -> tuple[Letters, FloatArray]:
+    """The letters with their new `ink` indices and `colour`s, and the palette grown by the
+    `added` inks (those indices count on from the palette's end); as they were when
+    nothing was added. O(letters + K)."""
     if not added:
         return letters, palette
     grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
@@ -1000,7 +1013,6 @@ def _foreign_inks(
     ink = letters.ink.copy()
     colour = letters.ink_colour.copy()
     added: list[FloatArray] = []
-    grown = palette
     for group in np.unique(letters.paper[foreign]).tolist():
         mine = letters.paper == group
         own = mine & foreign
@@ -1011,10 +1023,7 @@ def _foreign_inks(
         ink[own] = len(palette) + len(added)
         colour[own] = new
         added.append(new)
-    if not added:
-        return letters, palette
-    grown = np.concatenate([palette, np.array(added, dtype=np.float64)])
-    return attrs.evolve(letters, ink=ink, ink_colour=colour), grown
+    return _with_added_inks(letters, palette, ink, colour, added)
 
 
 def _strongest(
