@@ -16,7 +16,7 @@ from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, Response, Route, expect
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.contract.support import ServerProcess, busy_png, cli, png
+from tests.contract.support import ServerProcess, busy_png, cli, png, shaded_png
 from tests.contract.website.conftest import PASSWORD, Camera
 
 _people = itertools.count(1)
@@ -132,7 +132,10 @@ def test_convert_with_progress_and_open_the_file(page: Page, camera: Camera) -> 
     page.get_by_label("Size in pixels (W x H)").fill("")
     name = "<b>bold</b> logo.png"
     page.get_by_label("Picture").set_input_files(
-        {"name": name, "mimeType": "image/png", "buffer": busy_png(900, 200)}
+        # Shaded art: the job runs for over a second, so the page sees it unfinished
+        # (flat shapes of this size take the engine about 0.4 s, and the page could see
+        # only the finished job).
+        {"name": name, "mimeType": "image/png", "buffer": shaded_png(900, 200)}
     )
     expect(page.locator("#chosen-name")).to_have_text(name)
     expect(page.locator("#original-preview")).to_be_visible()
