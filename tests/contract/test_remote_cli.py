@@ -14,7 +14,7 @@ from pathlib import Path
 
 from printjob_http.remote_cli import Progress, idempotency_key
 from tests.contract.support import Client as HttpClient
-from tests.contract.support import ServerProcess, base_env, busy_png, png
+from tests.contract.support import ServerProcess, base_env, png, shaded_png
 
 
 def env_for(tmp_path: Path, account: HttpClient | None, **extra: str) -> dict[str, str]:
@@ -253,7 +253,8 @@ def test_an_earlier_runs_canceled_job_is_asked_for_again(
     source = Path(images(tmp_path, 1)[0])
     key = idempotency_key(source.read_bytes(), {"format": "svg"})
     with Client(client.key, client.server.base_url) as pj:
-        blocker = pj.submit(busy_png(1000, 200), format="svg")  # keeps the one worker busy a while
+        # Shaded art keeps the one worker busy over a second.
+        blocker = pj.submit(shaded_png(1000, 200), format="svg")
         earlier = pj.submit(source, format="svg", idempotency_key=key)
         assert pj.cancel(earlier).status == "canceled"
         done = remote(tmp_path, client, "convert", str(source), "-o", str(tmp_path / "out"),

@@ -16,7 +16,7 @@ from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, Response, Route, expect
 from playwright.sync_api import Error as PlaywrightError
 
-from tests.contract.support import ServerProcess, busy_png, cli, png, shaded_png
+from tests.contract.support import ServerProcess, cli, png, shaded_png
 from tests.contract.website.conftest import PASSWORD, Camera
 
 _people = itertools.count(1)
@@ -177,7 +177,7 @@ def test_the_progress_poll_stops_when_the_job_cannot_be_found(
         route.continue_(url=missing)
 
     page.route(re.compile(r"/jobs/job_[0-9a-f]{32}/status$"), to_missing_job)
-    convert(page, camera, busy_png(900, 200))
+    convert(page, camera, shaded_png(900, 200))  # unfinished for over a second: polled
     expect(page.locator("#job-poll-stopped")).to_contain_text(
         "can no longer be found", timeout=10_000
     )
