@@ -13,9 +13,11 @@ Here the bands are made again (`band_labels`), in four named stages:
    5-tap binomial kernel, sigma 1 px). Smoothing a ramp keeps its value (the kernel is
    symmetric) and takes out the rounding; where it moves a channel by at most `LINEAR`
    levels the image is locally linear (a gradient, however steep, or a flat area), else it
-   is an edge or the artwork's anti-aliasing. O(N).
+   is an edge or the artwork's anti-aliasing. Under JPEG noise the limit is the noise's
+   own (`NOISY_LINEAR`, `_linear_limit`). O(N).
 2. `cover`: band colours placed evenly in CIEDE2000 over the smoothed colours of the
-   linear areas (farthest-point picks, unweighted, from the flat colours, kept exactly),
+   areas labelled from them (for clean input its bends too, `BENT`; for noisy input the
+   linear areas) (farthest-point picks, unweighted, from the flat colours, kept exactly),
    every colour within `REACH` of one, and further apart where the gradient is steep
    (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
    pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
@@ -132,9 +134,6 @@ def band_labels(
     limit = _linear_limit(moved[::stride, ::stride], follows[::stride, ::stride])
     linear = moved <= limit
     del moved
-    if limit > LINEAR:
-        # JPEG noise left by one smoothing would fray every band's edge: once more.
-        smooth = _smoothed_again(smooth, opaque)
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
     key = _keys(smooth)[follows]
@@ -240,18 +239,6 @@ def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Arr
         np.maximum(moved, np.abs(raw, out=raw), out=moved)
     moved[~opaque | ~counted] = np.inf
     return smooth, moved
-
-
-def _smoothed_again(smooth: Float32Array, opaque: BoolArray) -> Float32Array:
-    """The smoothed planes (`_smoothed`) smoothed once more over opaque pixels (sigma
-    about 1.4 px in all): for noisy input only. Cost: O(N), in place, plane by plane."""
-    weight = opaque.astype(np.float32)
-    spread = _blur(weight)
-    counted = spread > 0
-    for plane in smooth:
-        blurred = _blur(plane * weight)
-        np.divide(blurred, spread, out=plane, where=counted)
-    return smooth
 
 
 def _slope(lab: FloatArray, index: npt.NDArray[np.int32], where: BoolArray) -> FloatArray:
