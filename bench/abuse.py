@@ -24,7 +24,9 @@ The images:
 - `blocks`: 2 x 2 blocks of 1000 random colours;
 - `noise`: uniform random RGB noise;
 - `radial`: a smooth radial gradient, cream to wine (shaded art: `engine/shading.py`);
-- `twoaxis`: a smooth gradient along both axes, blue to yellow across, dark to light down.
+- `twoaxis`: a smooth gradient along both axes, blue to yellow across, dark to light down;
+- `radialjpeg`: `radial` saved as JPEG at quality 80 (its noise widens the band
+  labelling's linear test: `shading.NOISY_LINEAR`).
 
 The API part is `bench/abuse_api.py`'s `run(args)`, when that file exists.
 """
@@ -112,6 +114,17 @@ def twoaxis(size: int) -> Pixels:
     return out
 
 
+def radialjpeg(size: int) -> Pixels:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(radial(size)).save(buffer, "JPEG", quality=80)
+    buffer.seek(0)
+    with Image.open(buffer) as decoded:
+        out: Pixels = np.asarray(decoded.convert("RGB")).copy()
+    return out
+
+
 IMAGES: dict[str, Callable[[int], Pixels]] = {
     "combs": combs,
     "checker": checker,
@@ -121,6 +134,7 @@ IMAGES: dict[str, Callable[[int], Pixels]] = {
     "noise": noise,
     "radial": radial,
     "twoaxis": twoaxis,
+    "radialjpeg": radialjpeg,
 }
 COLORS = ("auto", "1000")
 FORMATS = ("svg", "pdf", "eps", "png")

@@ -673,9 +673,10 @@ def find_palette(
     total = float(hist.flat.sum() + hist.edge.sum())
     off = colour_count.off_palette_share(hist.rgb, hist.lab, hist.flat, total, palette, tol.rgb)
     shaded = off >= colour_count.SHADED_SHARE
+    ramps = False
     if colors is None and not shaded:
         # A steep gradient has hardly a flat pixel for `off` to see.
-        shaded = colour_count.smooth_ramps(rgb)
+        shaded = ramps = colour_count.smooth_ramps(rgb)
     if max(maps.noise, maps.grain) >= colour_count.CLEAN_NOISE:
         # Speckled ink on paper: its two colours, whether counted or asked for (the paper's
         # grain and uneven light may have passed for flat colours of their own).
@@ -694,7 +695,12 @@ def find_palette(
     if colors is not None:
         return refine_palette(hist, palette[:colors], colors, tick=tick)
     if shaded:
-        if colour_count.roughness(rgb) < colour_count.SMOOTH_ROUGHNESS:
+        # A gradient is smooth, under JPEG noise too (`colour_count.jpeg_ramps`).
+        if (
+            ramps
+            or colour_count.roughness(rgb) < colour_count.SMOOTH_ROUGHNESS
+            or colour_count.jpeg_ramps(rgb)
+        ):
             if on_bands is not None:
                 on_bands(len(palette))
             return _band_palette(hist, palette, tick)

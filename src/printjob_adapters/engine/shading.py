@@ -13,9 +13,11 @@ Here the bands are made again (`band_labels`), in four named stages:
    5-tap binomial kernel, sigma 1 px). Smoothing a ramp keeps its value (the kernel is
    symmetric) and takes out the rounding; where it moves a channel by at most `LINEAR`
    levels the image is locally linear (a gradient, however steep, or a flat area), else it
-   is an edge or the artwork's anti-aliasing. O(N).
+   is an edge or the artwork's anti-aliasing. Under JPEG noise the limit is the noise's
+   own (`NOISY_LINEAR`, `_linear_limit`). O(N).
 2. `cover`: band colours placed evenly in CIEDE2000 over the smoothed colours of the
-   linear areas (farthest-point picks, unweighted, from the flat colours, kept exactly),
+   areas labelled from them (for clean input its bends too, `BENT`; for noisy input the
+   linear areas) (farthest-point picks, unweighted, from the flat colours, kept exactly),
    every colour within `REACH` of one, and further apart where the gradient is steep
    (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
    pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
@@ -75,6 +77,12 @@ LINEAR = 1.0
 #: left there steps by up to 10. The artwork's edges, dots and lines move by more (a dot or
 #: line of 5 levels' contrast, barely visible, by about 3).
 BENT = 3.0
+#: Under JPEG noise smoothing moves every pixel of a ramp by about its noise (a steep
+#: radial gradient at quality 75: a median of 1 level, 49 % of its pixels within `LINEAR`):
+#: there a pixel is linear within this many times the median move of the pixels that follow
+#: the gradient. A clean gradient's median is its rounding, under half a level, so `LINEAR`
+#: stands.
+NOISY_LINEAR = 2.0
 #: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
 #: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
 #: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
@@ -119,10 +127,12 @@ def band_labels(
     if fixed > len(palette) or fixed >= MAX_COLOURS or not opaque.any():
         return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
     smooth, moved = _smoothed(rgb, opaque)
-    linear = moved <= LINEAR
     # Labelled from the smoothed image: the linear pixels and the bends of the gradient
     # (a radial gradient's centre, a ramp's foot), which smoothing moves a little more.
     follows = moved <= BENT
+    stride = max(1, int(np.ceil(np.sqrt(labels.size / PLACING))))
+    limit = _linear_limit(moved[::stride, ::stride], follows[::stride, ::stride])
+    linear = moved <= limit
     del moved
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
@@ -133,12 +143,16 @@ def band_labels(
     index[follows] = np.searchsorted(distinct, key)
     del key
     flat_lab = srgb_to_lab(palette[:fixed])
-    # Placed by the inside of linear areas (not by tints that ring along the artwork), on
-    # a grid of pixels `stride` apart at most `PLACING` of them.
-    stride = max(1, int(np.ceil(np.sqrt(labels.size / PLACING))))
+    # Placed by the inside of the areas labelled from the smoothed image (not by tints
+    # that ring along the artwork), on a grid of pixels `stride` apart at most `PLACING`
+    # of them. Clean input places by its bends too: a steep radial gradient's centre is
+    # not linear over a few pixels, and with no band placed there two colours far apart
+    # met in it (white to red at 3.4 CIEDE2000 a pixel: 20.4). Under noise, by the linear
+    # pixels, whose limit the noise has widened: noisy bends would spread the colours to
+    # cover into a cloud and add bands for the noise.
     placing = np.zeros(labels.shape, dtype=bool)
     placing[::stride, ::stride] = True
-    placing &= _inside(linear)
+    placing &= _inside(follows if limit <= LINEAR else linear)
     placing[-1] = placing[:, -1] = False  # its neighbours right and down measure its slope
     reach = np.maximum(REACH, STEEP * _slope(lab, index, placing))
     given = MAX_COLOURS - fixed
@@ -154,6 +168,18 @@ def band_labels(
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
     return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth))
+
+
+def _linear_limit(moved: Float32Array, follows: BoolArray) -> float:
+    """Most levels by which smoothing moves a locally linear pixel: `LINEAR`, or under JPEG
+    noise `NOISY_LINEAR` times the median move of the pixels that follow the gradient
+    (`BENT`, the most) and move at all, whose noise smoothing takes out. Cost: O(P) for the
+    P pixels given."""
+    # Flat areas, JPEG'd or not, do not move at all: the ramps tell the noise.
+    followed = moved[follows & (moved > 0)]
+    if not len(followed):
+        return LINEAR
+    return min(BENT, max(LINEAR, NOISY_LINEAR * float(np.median(followed))))
 
 
 def _steep(smooth: Float32Array) -> BoolArray:
