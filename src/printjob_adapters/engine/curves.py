@@ -612,22 +612,32 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
     if len(gaps) == 0:
         return corner
     e, i = owner[gaps], place[gaps]
-    mm, first, loop = m[e], edges.offsets[e], closed[e]
+    mm, loop = m[e], closed[e]
     # Closed edges too short for the chord span take a shorter one (none are, while a
     # closed edge that short is tiny: then the span is one number for every gap).
     short = loop & (mm < 4 * CORNER_SPAN)
     k = np.where(short, np.maximum(1, mm // 4), CORNER_SPAN) if short.any() else CORNER_SPAN
     # Open edges index an extended sequence: start junction, the points, end junction.
     table = np.concatenate([edges.points, edges.start, edges.end])
+    # Inside an edge the chords' far ends are plain offsets from the gap's own row; only
+    # the gaps within the span of an edge's ends wrap around (closed edges) or stop at
+    # a junction (open ones): O(edges × span) of them, looked up on their own.
+    back = gaps - 1 - k
+    fwd = gaps + k
+    near = np.nonzero((i <= k) | (i + k >= mm))[0]
+    if len(near):
+        ne, ni, nm, nl = e[near], i[near], mm[near], loop[near]
+        nk = k[near] if isinstance(k, np.ndarray) else k
+        nf = edges.offsets[ne]
 
-    def at(x: np.ndarray, cyclic: np.ndarray) -> np.ndarray:
-        extended = np.where(
-            x == 0, total + e, np.where(x == mm + 1, total + len(m) + e, first + x - 1)
-        )
-        return np.where(loop, first + cyclic % mm, extended)
+        def at(x: np.ndarray, cyclic: np.ndarray) -> np.ndarray:
+            extended = np.where(
+                x == 0, total + ne, np.where(x == nm + 1, total + len(m) + ne, nf + x - 1)
+            )
+            return np.where(nl, nf + cyclic % nm, extended)
 
-    back = at(np.maximum(i - k, 0), i - 1 - k)
-    fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
+        back[near] = at(np.maximum(ni - nk, 0), ni - 1 - nk)
+        fwd[near] = at(np.minimum(ni + 1 + nk, nm + 1), ni + nk)
     # The points either side of a gap are never junctions: the point before it (the
     # edge's last for a closed edge's gap 0) and the point after it, the gap's own row.
     d1 = table.take(prev[gaps], axis=0) - table.take(back, axis=0)
