@@ -40,6 +40,12 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+try:  # NumPy's own `einsum` kernel, without its Python-level dispatch (half a
+    # microsecond of a call that takes one to three; the fitting makes hundreds).
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # pragma: no cover - another NumPy layout
+    _einsum = np.einsum
+
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -606,19 +612,32 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
     if len(gaps) == 0:
         return corner
     e, i = owner[gaps], place[gaps]
-    mm, first, loop = m[e], edges.offsets[e], closed[e]
-    k = np.where(loop & (mm < 4 * CORNER_SPAN), np.maximum(1, mm // 4), CORNER_SPAN)
+    mm, loop = m[e], closed[e]
+    # Closed edges too short for the chord span take a shorter one (none are, while a
+    # closed edge that short is tiny: then the span is one number for every gap).
+    short = loop & (mm < 4 * CORNER_SPAN)
+    k = np.where(short, np.maximum(1, mm // 4), CORNER_SPAN) if short.any() else CORNER_SPAN
     # Open edges index an extended sequence: start junction, the points, end junction.
     table = np.concatenate([edges.points, edges.start, edges.end])
+    # Inside an edge the chords' far ends are plain offsets from the gap's own row; only
+    # the gaps within the span of an edge's ends wrap around (closed edges) or stop at
+    # a junction (open ones): O(edges × span) of them, looked up on their own.
+    back = gaps - 1 - k
+    fwd = gaps + k
+    near = np.nonzero((i <= k) | (i + k >= mm))[0]
+    if len(near):
+        ne, ni, nm, nl = e[near], i[near], mm[near], loop[near]
+        nk = k[near] if isinstance(k, np.ndarray) else k
+        nf = edges.offsets[ne]
 
-    def at(x: np.ndarray, cyclic: np.ndarray) -> np.ndarray:
-        extended = np.where(
-            x == 0, total + e, np.where(x == mm + 1, total + len(m) + e, first + x - 1)
-        )
-        return np.where(loop, first + cyclic % mm, extended)
+        def at(x: np.ndarray, cyclic: np.ndarray) -> np.ndarray:
+            extended = np.where(
+                x == 0, total + ne, np.where(x == nm + 1, total + len(m) + ne, nf + x - 1)
+            )
+            return np.where(nl, nf + cyclic % nm, extended)
 
-    back = at(np.maximum(i - k, 0), i - 1 - k)
-    fwd = at(np.minimum(i + 1 + k, mm + 1), i + k)
+        back[near] = at(np.maximum(ni - nk, 0), ni - 1 - nk)
+        fwd[near] = at(np.minimum(ni + 1 + nk, nm + 1), ni + nk)
     # The points either side of a gap are never junctions: the point before it (the
     # edge's last for a closed edge's gap 0) and the point after it, the gap's own row.
     d1 = table.take(prev[gaps], axis=0) - table.take(back, axis=0)
@@ -640,7 +659,8 @@ def _find_corners(edges: EdgeData, tick: Callable[[], None] | None = None) -> np
     after[tails] = np.where(looped, angle[heads], -1.0)
     cand = np.nonzero((angle >= CORNER_ANGLE) & (angle >= before) & (angle >= after))[0]
     (tick or _no_tick)()
-    kept = _thin_corners(e[cand], i[cand], angle[cand], k[cand], mm[cand], loop[cand], tick)
+    span = k[cand] if isinstance(k, np.ndarray) else np.full(len(cand), k)
+    kept = _thin_corners(e[cand], i[cand], angle[cand], span, mm[cand], loop[cand], tick)
     corner[gaps[cand[kept]]] = True
     return corner
 
@@ -1040,7 +1060,7 @@ def _cut_runs(runs: Runs) -> _Pieces:
     here = pts.take(rows, axis=0)
     back = _units(here - pts.take(np.maximum(rows - span, first), axis=0))
     ahead = _units(pts.take(np.minimum(rows + span, last), axis=0) - here)
-    straight = np.einsum("ij,ij->i", back, ahead)
+    straight = _einsum("ij,ij->i", back, ahead)
     inner = (place > 0) & (rows < last)
     turning = np.where(inner, np.arccos(np.clip(straight, -1.0, 1.0)) / span, 0.0)
     # Turning and cost are summed as integers (`_COST_UNIT` to a piece), so that a
@@ -1534,8 +1554,8 @@ def _attempt(
     coordinates (NumPy's cost per call matters as much as per element here)."""
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
-    col = np.arange(width)[None, :]
-    frac = np.minimum(col, (used - 1)[:, None]) / np.maximum(used - 1, 1)[:, None]
+    steps = used - 1
+    frac = np.minimum(_columns(width), steps[:, None]) / np.maximum(steps, 1)[:, None]
     idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
     # `take` gathers several times faster than fancy indexing of the transposed view.
     data = np.take(pts.T, idx, axis=1)
@@ -1602,6 +1622,14 @@ def _attempt(
     return ok, seg, line
 
 
+@functools.cache
+def _columns(width: int) -> Ints:
+    """0..width-1 as one row (read only: shared by every attempt of this width)."""
+    col = np.arange(width)[None, :]
+    col.flags.writeable = False
+    return col
+
+
 #: Rows of `_fixed`'s table: the two tangents (x, y each), the chord, the points used,
 #: the tangents' dot product, a third of the chord's length, and the least and most
 #: tangent length `_cubic` accepts.
@@ -1653,10 +1681,13 @@ def _cubic(
     np.subtract(rel, work[:2], out=work[:2])
     # Sums of the first two weights times each row of the block, in one call: the
     # right-hand sides (weight, coordinate, row), then the normal equations.
-    sums = np.einsum("kij,lij->kli", basis[:2], work[:4])
+    sums = _einsum("kij,lij->kli", basis[:2], work[:4])
     rhs, gram = sums[:, :2], sums[:, 2:]
-    # The right-hand sides along each weight's own tangent.
-    r = np.einsum("lki,lki->li", rhs, tangents)
+    # The right-hand sides along each weight's own tangent. (Sums of two terms are
+    # written out as two ufunc calls: the same products added in the same order as
+    # `einsum` adds them, in less time.)
+    along = rhs * tangents
+    r = np.add(along[:, 0], along[:, 1])
     c01 = gram[0, 1] * fixed[_DOT]
     det = gram[0, 0] * gram[1, 1] - c01 * c01
     # A singular system gives NaN lengths, which the sanity test below replaces.
@@ -1671,9 +1702,10 @@ def _cubic(
     np.multiply(lengths, tangents.transpose(1, 0, 2), out=bez[:, :2])
     bez[:, 1] += chord
     bez[:, 2] = chord
-    err = np.einsum("lij,kli->kij", basis, bez)
+    err = _einsum("lij,kli->kij", basis, bez)
     err -= rel
-    e2 = np.einsum("kij,kij->ij", err, err)
+    square = err * err
+    e2 = np.add(square[0], square[1])
     return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / fixed[_USED], err
 
 
@@ -1695,11 +1727,14 @@ def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     powers[1] = u
     np.multiply(u, u, out=powers[2])
     q = err
-    q1 = np.einsum("pij,kpi->kij", powers, coef * _SLOPE)
-    q2 = np.einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND)
-    num = np.einsum("kij,kij->ij", q, q1)
-    den = np.einsum("kij,kij->ij", q1, q1)
-    den += np.einsum("kij,kij->ij", q, q2)
+    q1 = _einsum("pij,kpi->kij", powers, coef * _SLOPE)
+    q2 = _einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND)
+    both = q * q1
+    num = np.add(both[0], both[1])
+    both = q1 * q1
+    den = np.add(both[0], both[1])
+    both = q * q2
+    den += np.add(both[0], both[1])
     # A flat denominator takes no step (the point's share of the step is num / inf = 0).
     num /= np.where(np.abs(den) > 1e-12, den, np.inf)
     out = np.subtract(u, num, out=num)
