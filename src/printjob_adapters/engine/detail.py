@@ -479,7 +479,7 @@ def _on_ramp(
     one side of the pixel and falls by as much on the other (pixels on the image's border
     count as on a ramp). Not along the diagonals: where two sides of an outline meet, the
     corner pixel holds both and is darker, and the pixels beside it would seem to lie on
-    a ramp towards it. O(len(at))."""
+    a ramp towards it. O(len(at)), its gathers by `take` (`_gather`)."""
     h, w = shape[0], shape[1]
     y, x = np.divmod(at, w)
     ramp: BoolArray = (y == 0) | (y == h - 1) | (x == 0) | (x == w - 1)
@@ -487,8 +487,8 @@ def _on_ramp(
     p, tp = at[inner], t[inner]
     s, d, n = start[inner], towards[inner], norm[inner]
     for step in (1, w):
-        before = ((rows_u8[p - step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
-        after = ((rows_u8[p + step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        before = ((_gather(rows_u8, p - step) - s) * d).sum(axis=1) / n
+        after = ((_gather(rows_u8, p + step) - s) * d).sum(axis=1) / n
         rising = (before < tp - RAMP_STEP) & (after > tp + RAMP_STEP)
         falling = (before > tp + RAMP_STEP) & (after < tp - RAMP_STEP)
         ramp[inner] |= rising | falling
