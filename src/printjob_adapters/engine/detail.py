@@ -150,9 +150,10 @@ def detail_mask(
     contrast[opaque_around] = np.linalg.norm(
         lab[own[opaque_around]] - lab[around[opaque_around]], axis=1
     )
-    # Faint detail counts only as a long rule (a separator); short faint pieces are the
-    # shading steps of soft art.
-    long_rule = extent[cand] >= LONG_RULE
+    # Faint detail counts only as a long rule (a separator) or as many pixels as two (a
+    # small square's 1-px outline: 32); short faint pieces are the shading steps of soft
+    # art.
+    long_rule = (extent[cand] >= LONG_RULE) | (gsize[cand] >= 2 * LONG_RULE)
     floor = np.where(long_rule & ~noisy, CONTRAST, NOISY_CONTRAST)
     least = np.maximum(floor, max(NOISE_CONTRAST * noise, TEXTURED_CONTRAST if textured else 0.0))
     ok = contrast >= least
@@ -335,29 +336,34 @@ RAMP_STEP = 0.1
 DRAWN_TOL = 2.0
 
 
+NO_PIXELS: npt.NDArray[np.intp] = np.zeros(0, dtype=np.intp)
+
+
 def _resolve_tints(
     labels: IntArray,
     rows_u8: npt.NDArray[np.uint8],
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
     rgb_tol: float = 6.0,
-) -> IntArray:
+) -> tuple[IntArray, npt.NDArray[np.intp]]:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
     at least a half: the far end), unless it is drawn in the tint: its colour is the
     tint's (within `rgb_tol`) and it lies on no ramp between the ends (`_on_ramp`). A
     light-grey outline drawn at a half-pixel offset (a checkbox, a button's border) is two
     pixels of one grey with the paper on one side and itself or a third colour on the
     other; the same grey in the fringe of dark text always sits between the paper and the
-    ink. O(N) to find them, O(T) for their T pixels."""
+    ink. A tint pixel on a line drawn in one colour (`_drawn_lines`) stays too, whatever
+    its distance to the tint. Returns the new map and the lines' pixels (flat indices).
+    O(N) to find them, O(T log T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
     if not (pairs[:, 0] >= 0).any():
-        return out
+        return out, NO_PIXELS
     flat = out.reshape(-1)
     # 1-D `take`s: the same values as indexing, at a fraction of its cost.
     tint_pixels = np.flatnonzero(np.ascontiguousarray(pairs[:, 0]).take(np.maximum(flat, 0)) >= 0)
     tint_pixels = tint_pixels[flat.take(tint_pixels) >= 0]
     if len(tint_pixels) == 0:
-        return out
+        return out, NO_PIXELS
     own = flat.take(tint_pixels)
     ends = pairs.take(own, axis=0)
     a, b = pal.take(ends[:, 0], axis=0), pal.take(ends[:, 1], axis=0)
@@ -367,18 +373,66 @@ def _resolve_tints(
     t = ((px - a) * towards).sum(axis=1) / norm
     off = px - pal.take(own, axis=0)
     drawn = (off * off).sum(axis=1) <= (DRAWN_TOL * rgb_tol) ** 2
-    if drawn.any():
-        at = np.flatnonzero(drawn)
-        drawn[at] = ~_on_ramp(
-            labels.shape, rows_u8, tint_pixels[at], t[at], a[at], towards[at], norm[at]
-        )
+    # Off the ramps: pixels of a line's colour, not of a fringe's.
+    level = ~_on_ramp(labels.shape, rows_u8, tint_pixels, t, a, towards, norm)
+    drawn &= level
+    lines = _drawn_lines(labels.shape[1], tint_pixels, px, level, rgb_tol)
+    drawn |= lines
+    if lines.any() and pal.flags.writeable:
+        # The tint's colour is the fringe's; what is left of it is the lines, whose own
+        # colour it takes (the interiors that measure other colours later are none here).
+        count = np.bincount(own[lines], minlength=len(pal))
+        line_tints = np.flatnonzero(count)
+        for c in range(3):
+            total = np.bincount(own[lines], px[lines, c], minlength=len(pal))
+            pal[line_tints, c] = total[line_tints] / count[line_tints]
     joined = _joints(labels.shape, tint_pixels, own, drawn) if drawn.any() else None
     resolved = ~drawn
     flat[tint_pixels[resolved]] = np.where(t >= 0.5, ends[:, 1], ends[:, 0])[resolved]
     if joined is not None:
         join = joined >= 0
         flat[tint_pixels[join]] = joined[join]
-    return out
+    if lines.any():
+        # A line's corners (darker: they hold two sides) join it as a drawn outline's do,
+        # and are as little a stroke of ink as the line itself.
+        lines |= _joints(labels.shape, tint_pixels, own, lines) >= 0
+    return out, tint_pixels[lines]
+
+
+#: Least pixels of a line drawn in one colour among a tint's pixels (`_drawn_lines`): an
+#: 8-px square's 1-px outline has 32; a letter's faint stem of 12-px text about 9.
+LINE_MIN = 24
+
+
+def _drawn_lines(
+    width: int,
+    at: npt.NDArray[np.intp],
+    px: npt.NDArray[np.float64],
+    level: BoolArray,
+    rgb_tol: float,
+) -> BoolArray:
+    """For the tint pixels `at` (flat indices, sorted; RGB `px`; `level`: on no ramp):
+    whether each lies on a line drawn in one colour of its own, which the tint's
+    mixture happens to pass through: a mid-grey 1-px outline is also a faint stroke
+    of dark text's ink, and its grey may be nearer the text's fringe colour than to
+    any palette colour. Such a line is a chain of pixels, 8-connected, each within
+    `rgb_tol` of the next, at least `LINE_MIN` of them level (the pixels beside a
+    darker corner, where two sides cross, lie on a ramp towards it and still belong):
+    the fringe of text lies on ramps, and its level pixels (a faint stem) make short
+    chains. O(T log T) for the T tint pixels."""
+    if np.count_nonzero(level) < LINE_MIN:
+        return np.zeros(len(at), dtype=bool)
+    src, dst = [], []
+    for step in (1, width - 1, width, width + 1):
+        linked = np.flatnonzero(_sorted_member(at, at + step))
+        other = np.searchsorted(at, at.take(linked) + step)
+        gap = px.take(linked, axis=0) - px.take(other, axis=0)
+        alike = (gap * gap).sum(axis=1) <= rgb_tol * rgb_tol
+        src.append(linked[alike])
+        dst.append(other[alike])
+    count, group = graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
+    found: BoolArray = np.bincount(group, level, minlength=count).take(group) >= LINE_MIN
+    return found
 
 
 def _joints(
@@ -425,7 +479,7 @@ def _on_ramp(
     one side of the pixel and falls by as much on the other (pixels on the image's border
     count as on a ramp). Not along the diagonals: where two sides of an outline meet, the
     corner pixel holds both and is darker, and the pixels beside it would seem to lie on
-    a ramp towards it. O(len(at))."""
+    a ramp towards it. O(len(at)), its gathers by `take` (`_gather`)."""
     h, w = shape[0], shape[1]
     y, x = np.divmod(at, w)
     ramp: BoolArray = (y == 0) | (y == h - 1) | (x == 0) | (x == w - 1)
@@ -433,8 +487,8 @@ def _on_ramp(
     p, tp = at[inner], t[inner]
     s, d, n = start[inner], towards[inner], norm[inner]
     for step in (1, w):
-        before = ((rows_u8[p - step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
-        after = ((rows_u8[p + step, :3].astype(np.float64) - s) * d).sum(axis=1) / n
+        before = ((_gather(rows_u8, p - step) - s) * d).sum(axis=1) / n
+        after = ((_gather(rows_u8, p + step) - s) * d).sum(axis=1) / n
         rising = (before < tp - RAMP_STEP) & (after > tp + RAMP_STEP)
         falling = (before > tp + RAMP_STEP) & (after < tp - RAMP_STEP)
         ramp[inner] |= rising | falling
@@ -522,6 +576,18 @@ def _sorted_member(at: npt.NDArray[np.intp], query: npt.NDArray[np.intp]) -> Boo
     return found
 
 
+def _groups8(at: npt.NDArray[np.intp], w: int) -> tuple[int, IntArray]:
+    """The 8-connected groups of the pixels `at` (flat indices, sorted; `w` the width;
+    pixels on the border may join across it, which a dot's test does not mind): their
+    number and each pixel's group. O(C log C)."""
+    src, dst = [], []
+    for step in (1, w, w + 1, w - 1):
+        linked = _sorted_member(at, at + step)
+        src.append(np.flatnonzero(linked))
+        dst.append(np.searchsorted(at, at[linked] + step))
+    return graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
+
+
 def _faint_dots(
     flat_labels: IntArray,
     rgba: npt.NDArray[np.uint8],
@@ -548,12 +614,7 @@ def _faint_dots(
     near_solid = np.zeros(len(at), dtype=bool)
     for step in steps + tuple(-s for s in steps):
         near_solid |= alpha_flat[at + step] >= 128
-    src, dst = [], []
-    for step in steps:
-        linked = _sorted_member(at, at + step)
-        src.append(np.flatnonzero(linked))
-        dst.append(np.searchsorted(at, at[linked] + step))
-    count, group = graphs.connected_components(len(at), np.concatenate(src), np.concatenate(dst))
+    count, group = _groups8(at, w)
     size = np.bincount(group, minlength=count)
     has_block = np.zeros(count, dtype=bool)
     has_block[group[block]] = True
@@ -859,7 +920,11 @@ def recover_strokes(
     come back the same way (`_recover_on_transparency`). Returns a
     new map; `labels` is not changed. `colours` (`quantise.distinct_colours` of `rgb`),
     when given, lets each edge pixel's distance to its own colour be looked up in a table
-    per distinct colour (`_own_distance`). Cost: O(E K) for E edge pixels and K colours.
+    per distinct colour (`_own_distance`). A tint whose pixels left in it are lines
+    drawn in a colour of their own (`_drawn_lines`) takes that colour: `palette`, when a
+    writeable float64 array, is updated in place there (the flat interiors that measure
+    the other colours later are none on a 1-px line). Cost: O(E K) for E edge pixels and
+    K colours.
     """
     if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
         return labels
@@ -885,7 +950,7 @@ def recover_strokes(
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
+    out, lines = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
@@ -895,6 +960,9 @@ def recover_strokes(
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
     # the others are examined, which keeps the cost to the anti-aliased pixels.
     inexact = (_own_distance(rows_u8, pal, at, own, colours) > rgb_tol * rgb_tol) | tint.take(own)
+    # A line drawn in a colour of its own (`_resolve_tints`) is no faint stroke of ink.
+    if len(lines):
+        inexact &= ~_sorted_member(lines, at)
     at, own = at[inexact], own[inexact]
     px = _gather(rows_u8, at)
     if len(at) == 0:
@@ -1149,3 +1217,38 @@ def bridge_corners(
             break
         changed_any = True
     return out if changed_any else labels
+
+
+def drawn_opaque(rgba: npt.NDArray[np.uint8], labels: IntArray) -> npt.NDArray[np.uint8]:
+    """The pixels the tracer reads for sub-pixel placement: `rgba` with every pixel
+    painted by rule while under half opaque as a dot (`_faint_dots`: labelled artwork at
+    alpha under 128) made opaque in its own colour. The sub-pixel
+    step reads alpha as coverage, so a 2x2 dot drawn at 25 % would move each of its
+    sides in by half a pixel and print as a 1x1 square; drawn opaque by rule, it is
+    covered by rule too, and keeps its drawn width. Returns `rgba` itself when no pixel
+    is so painted (on opaque input: nothing left out, and one O(N) test of the map).
+    Cost: O(N) compares, plus a copy of the image when a pixel changes."""
+    if labels.size == 0 or labels.min(initial=0) >= 0:
+        return rgba  # nothing left out: every pixel is either opaque art or a hole
+    faint = (rgba[..., 3] < 128) & (labels >= 0)
+    if not faint.any():
+        return rgba
+    # Only dots (`_faint_dots`: a group of at most `DOT_MAX` pixels holding a 2x2 block).
+    # A recovered hairline's pixels have the rest of its coverage beside them, which the
+    # sub-pixel step already reads.
+    w = faint.shape[1]
+    at = np.flatnonzero(faint)
+    block = _sorted_member(at, at + 1) & _sorted_member(at, at + w)
+    block[block] = _sorted_member(at, at[block] + w + 1)
+    if not block.any():
+        return rgba
+    count, group = _groups8(at, w)
+    small = np.bincount(group, minlength=count) <= DOT_MAX
+    has_block = np.zeros(count, dtype=bool)
+    has_block[group[block]] = True
+    dot = at[(small & has_block)[group]]
+    if len(dot) == 0:
+        return rgba
+    out = np.array(rgba, dtype=np.uint8, order="C")
+    out.reshape(-1, 4)[dot, 3] = 255
+    return out

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
 from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
+from printjob_adapters.engine.detail import drawn_opaque
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.stacking import layer_outlines, outline_edges, stack_layers
 from printjob_adapters.engine.subpixel import (
@@ -76,7 +77,8 @@ def vectorise(
     colors4 = face_colors(graph, rgba, palette)
     sides = crack_sides(graph)
     checkpoint(0.12)
-    shifts = crack_shifts(graph, rgba, colors4, sides)
+    # Art drawn opaque by rule although faint (a 25 % dot) is covered by rule too.
+    shifts = crack_shifts(graph, drawn_opaque(rgba, labels), colors4, sides)
     thin = thin_slack(graph, sides)
     # Six arrays as long as the cracks: not kept through the fitting.
     del sides
