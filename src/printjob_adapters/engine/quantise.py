@@ -99,14 +99,11 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # pixels whose whole 5x5 window is fully opaque, found by the same pass as the spread
     # (the window's least alpha is 255).
     solid_interior = solid if everywhere else np.empty(solid.shape, dtype=bool)
-    spread = _spread5(rgba, None if everywhere else solid_interior)
-    if everywhere:
-        interior_spread = spread.ravel()
-        total = interior_spread.size
-    else:
-        # Off the interiors a spread no count below reads, rather than a gather of the rest.
-        interior_spread = np.where(solid_interior, spread, np.uint8(255)).ravel()
-        total = int(np.count_nonzero(solid_interior))
+    # Off the interiors the spread reads 255, which no count below reads and no flatness
+    # threshold reaches, so it needs no mask of its own.
+    spread = _spread5(rgba, None if everywhere else solid_interior, saturate_outside=True)
+    interior_spread = spread.ravel()
+    total = interior_spread.size if everywhere else int(np.count_nonzero(solid_interior))
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
     counts = _low_counts(interior_spread, 17)
@@ -120,8 +117,6 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # The spreads are integers: compared with the whole part of the float threshold (the
     # same pixels), in uint8 rather than converted to float64 for the compare.
     flat = spread <= np.uint8(int(min(max(12.0, 2.5 * noise), 24.0)))
-    if not everywhere:
-        flat &= solid_interior
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
@@ -173,13 +168,15 @@ SPREAD_BAND_BYTES = 1 << 17
 
 
 def _spread5(
-    img: npt.NDArray[np.uint8], solid_interior: BoolArray | None = None
+    img: npt.NDArray[np.uint8],
+    solid_interior: BoolArray | None = None,
+    saturate_outside: bool = False,
 ) -> npt.NDArray[np.uint8]:
     """The largest over the first three channels of max minus min over each pixel's 5x5
     window (truncated at the image border), uint8 (H, W), of a uint8 (H, W, C) image.
     Given `solid_interior` ((H, W) bool, C = 4), also fills it with whether the window's
     least alpha is 255 (the window's minimum of the fourth channel, which the pass
-    computes anyway).
+    computes anyway); with `saturate_outside` the spread is 255 wherever that is not so.
 
     Separable, in bands of rows (each band read with the two rows either side): each row
     is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
@@ -197,7 +194,7 @@ def _spread5(
         # Repeated border pixels change no truncated window; the doubling needs five.
         grown = np.pad(img, ((0, max(0, 5 - h)), (0, max(0, 5 - w)), (0, 0)), mode="edge")
         grown_interior = None if solid_interior is None else np.empty(grown.shape[:2], bool)
-        out_grown = _spread5(grown, grown_interior)
+        out_grown = _spread5(grown, grown_interior, saturate_outside)
         if solid_interior is not None and grown_interior is not None:
             solid_interior[...] = grown_interior[:h, :w]
         return out_grown[:h, :w]
@@ -249,6 +246,11 @@ def _spread5(
         ranges = rng.reshape(n, w, c)
         np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])
         np.maximum(out[r0:r1], ranges[..., 2], out=out[r0:r1])
+        if solid_interior is not None and saturate_outside:
+            # 1 - 1 = 0 on an interior, 0 - 1 = 255 elsewhere: ORed in, 255 off interiors.
+            outside = lo_out[:n].reshape(-1)[: n * w].reshape(n, w)
+            np.subtract(solid_interior[r0:r1].view(np.uint8), np.uint8(1), out=outside)
+            np.bitwise_or(out[r0:r1], outside, out=out[r0:r1])
     return out
 
 
@@ -1029,7 +1031,9 @@ def _unmix_edges(
     if k <= MASK_COLOURS:
         bits, around = _interior_bits(labels, reliable, k, pure_bits)
         # Pixels with no interior among their candidates have nothing to take.
-        at = np.flatnonzero(edge & (around != 0))
+        near_interior = np.not_equal(around, 0)
+        near_interior &= edge
+        at = np.flatnonzero(near_interior)
         # The candidates read from the bitmask image: a bit's index is the colour, no bit
         # is `none`; the same int8 values the padded map below holds.
         decoded = np.full(1 << k, none, dtype=np.int8)

@@ -364,3 +364,5 @@ def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
         spread = quantise._spread5(img, interior)
         assert np.array_equal(spread, quantise._spread5(img))
         assert np.array_equal(interior, ~quantise._dilate(img[..., 3] != 255, 2))
+        saturated = quantise._spread5(img, interior.copy(), saturate_outside=True)
+        assert np.array_equal(saturated, np.where(interior, spread, 255))
