@@ -99,9 +99,9 @@ def label_components(labels: IntArray) -> Components:
     h, w = labels.shape
     flat = labels.ravel()
     n = flat.size
-    start = np.ones(n, dtype=bool)
+    start = np.empty(n, dtype=bool)
     np.not_equal(flat[1:], flat[:-1], out=start[1:])
-    start[::w] = True
+    start[::w] = True  # the first pixel of every row, the image's first included
     heads = np.flatnonzero(start)
     lengths = np.diff(np.append(heads, n))
     run_label = flat[heads]

@@ -56,6 +56,12 @@ RADIUS_POINTS = 4096
 #: distance computed with the same operations.
 SMALL_WORK = 1 << 14
 
+#: Up to this many (occupied cube x neighbour offset) lookups, `_Grid.pairs` handles
+#: every offset at once (a dozen NumPy calls, not a dozen per offset); past it (thousands
+#: of cubes), offset by offset, whose sorted searches and arrays stay in cache. The same
+#: pairs in the same order either way.
+BATCH_CUBES = 1 << 13
+
 #: Elements (queries x entries, or candidate pairs) handled per block: bounds memory to
 #: a few tens of MB whatever the number of queries.
 BLOCK = 1 << 21
@@ -275,29 +281,41 @@ class _Grid:
         """The pairs (i, j), i < j, of the grid's points at most `r` apart. Cube by cube
         rather than point by point: each occupied cube is paired with itself and with the
         13 of its neighbours that lie ahead of it, so every pair of cubes is looked at
-        once and every candidate pair of points once. Cost: O(C log C) for C occupied
-        cubes plus the candidates, about 3.2 times the pairs found."""
+        once and every candidate pair of points once. Up to `BATCH_CUBES` the 13 neighbour
+        offsets are searched and their candidates measured at once. The pairs come out
+        offset by offset, then each cube's own, either way. Cost: O(C log C) for C
+        occupied cubes plus the candidates, about 3.2 times the pairs found."""
         keys, start, size = np.unique(self.keys, return_index=True, return_counts=True)
-        cell = np.stack(np.unravel_index(keys, tuple(int(v) for v in self.span)), axis=1).astype(
-            np.int64
-        )
+        shape = tuple(int(v) for v in self.span)
+        cell = np.stack(np.unravel_index(keys, shape), axis=1).astype(np.int64)
+        ahead = _AHEAD if cell.shape[1] == 3 else _ahead(cell.shape[1])
         chunks: list[Int64Array] = []
-        for offset in _AHEAD if cell.shape[1] == 3 else _ahead(cell.shape[1]):
-            other = cell + offset
-            inside = np.all((other >= 0) & (other < self.span), axis=1)
-            if not inside.any():
-                continue
-            key = np.ravel_multi_index(tuple(other[inside].T), tuple(int(v) for v in self.span))
-            j = np.searchsorted(keys, key)
-            found = j < len(keys)
-            found[found] = keys[j[found]] == key[found]
-            a = np.flatnonzero(inside)[found]
-            b = j[found]
+        if len(keys) * len(ahead) <= BATCH_CUBES:
+            # (offset, cube) in offset-major order: each offset's cubes in key order.
+            other = (cell[None, :, :] + ahead[:, None, :]).reshape(-1, cell.shape[1])
+            a, b = self._neighbours(keys, other, shape)
+            a %= max(len(keys), 1)
             chunks.append(self._candidate_pairs(start[a], size[a], start[b], size[b], r))
+        else:
+            for offset in ahead:
+                a, b = self._neighbours(keys, cell + offset, shape)
+                chunks.append(self._candidate_pairs(start[a], size[a], start[b], size[b], r))
         # Within a cube: each unordered pair once.
         chunks.append(self._candidate_pairs(start, size, start, size, r, same=True))
-        out = np.concatenate(chunks) if chunks else np.zeros((0, 2), np.int64)
-        return out
+        return np.concatenate(chunks)
+
+    def _neighbours(
+        self, keys: Int64Array, other: Int64Array, shape: tuple[int, ...]
+    ) -> tuple[Int64Array, Int64Array]:
+        """For cubes `other` (rows of cube coordinates), the positions of those inside the
+        grid and occupied, and the occupied cubes' indices in `keys`, in row order."""
+        inside = np.all((other >= 0) & (other < self.span), axis=1)
+        a = np.flatnonzero(inside)
+        key = np.ravel_multi_index(tuple(other[a].T), shape)
+        j = np.searchsorted(keys, key)
+        found = j < len(keys)
+        found[found] = keys[j[found]] == key[found]
+        return a[found], j[found]
 
     def _candidate_pairs(
         self,
@@ -309,7 +327,8 @@ class _Grid:
         same: bool = False,
     ) -> Int64Array:
         """Every point of cube a[k] against every point of cube b[k], kept within `r`,
-        as (smaller index, larger index). With `same` (a is b) each pair once."""
+        as (smaller index, larger index), in the order of k. With `same` (a is b) each
+        pair once."""
         per = size_a * size_b
         total = int(per.sum())
         if total == 0:

@@ -99,14 +99,11 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # pixels whose whole 5x5 window is fully opaque, found by the same pass as the spread
     # (the window's least alpha is 255).
     solid_interior = solid if everywhere else np.empty(solid.shape, dtype=bool)
-    spread = _spread5(rgba, None if everywhere else solid_interior)
-    if everywhere:
-        interior_spread = spread.ravel()
-        total = interior_spread.size
-    else:
-        # Off the interiors a spread no count below reads, rather than a gather of the rest.
-        interior_spread = np.where(solid_interior, spread, np.uint8(255)).ravel()
-        total = int(np.count_nonzero(solid_interior))
+    # Off the interiors the spread reads 255, which no count below reads and no flatness
+    # threshold reaches, so it needs no mask of its own.
+    spread = _spread5(rgba, None if everywhere else solid_interior, saturate_outside=True)
+    interior_spread = spread.ravel()
+    total = interior_spread.size if everywhere else int(np.count_nonzero(solid_interior))
     # Noise: how much near-flat areas still vary. Clean art is exactly flat (0); JPEG blocks,
     # scans and photos are not. Spreads above 16 are edges and texture, not noise.
     counts = _low_counts(interior_spread, 17)
@@ -120,8 +117,6 @@ def pixel_maps(rgba: npt.NDArray[np.uint8]) -> PixelMaps:
     # The spreads are integers: compared with the whole part of the float threshold (the
     # same pixels), in uint8 rather than converted to float64 for the compare.
     flat = spread <= np.uint8(int(min(max(12.0, 2.5 * noise), 24.0)))
-    if not everywhere:
-        flat &= solid_interior
     return PixelMaps(opaque=opaque, solid=solid, flat=flat, noise=noise, grain=grain)
 
 
@@ -173,13 +168,15 @@ SPREAD_BAND_BYTES = 1 << 17
 
 
 def _spread5(
-    img: npt.NDArray[np.uint8], solid_interior: BoolArray | None = None
+    img: npt.NDArray[np.uint8],
+    solid_interior: BoolArray | None = None,
+    saturate_outside: bool = False,
 ) -> npt.NDArray[np.uint8]:
     """The largest over the first three channels of max minus min over each pixel's 5x5
     window (truncated at the image border), uint8 (H, W), of a uint8 (H, W, C) image.
     Given `solid_interior` ((H, W) bool, C = 4), also fills it with whether the window's
     least alpha is 255 (the window's minimum of the fourth channel, which the pass
-    computes anyway).
+    computes anyway); with `saturate_outside` the spread is 255 wherever that is not so.
 
     Separable, in bands of rows (each band read with the two rows either side): each row
     is one run of W * C bytes, so a horizontal shift by d pixels is a shift by d * C
@@ -197,7 +194,7 @@ def _spread5(
         # Repeated border pixels change no truncated window; the doubling needs five.
         grown = np.pad(img, ((0, max(0, 5 - h)), (0, max(0, 5 - w)), (0, 0)), mode="edge")
         grown_interior = None if solid_interior is None else np.empty(grown.shape[:2], bool)
-        out_grown = _spread5(grown, grown_interior)
+        out_grown = _spread5(grown, grown_interior, saturate_outside)
         if solid_interior is not None and grown_interior is not None:
             solid_interior[...] = grown_interior[:h, :w]
         return out_grown[:h, :w]
@@ -240,11 +237,20 @@ def _spread5(
             reduce(v4[:n], buf[4 : n + 4], out=res[:n])
         rng = ranges_buf[:n]
         if solid_interior is not None:
-            np.equal(lo_out[:n].reshape(n, w, c)[..., 3], 255, out=solid_interior[r0:r1])
+            # The least alpha is 255: each pixel's four bytes read as one little-endian
+            # word, alpha in its top byte (one contiguous compare, not a strided one).
+            np.greater_equal(
+                lo_out[:n].view("<u4"), np.uint32(0xFF000000), out=solid_interior[r0:r1]
+            )
         np.subtract(rng, lo_out[:n], out=rng)
         ranges = rng.reshape(n, w, c)
         np.maximum(ranges[..., 0], ranges[..., 1], out=out[r0:r1])
         np.maximum(out[r0:r1], ranges[..., 2], out=out[r0:r1])
+        if solid_interior is not None and saturate_outside:
+            # 1 - 1 = 0 on an interior, 0 - 1 = 255 elsewhere: ORed in, 255 off interiors.
+            outside = lo_out[:n].reshape(-1)[: n * w].reshape(n, w)
+            np.subtract(solid_interior[r0:r1].view(np.uint8), np.uint8(1), out=outside)
+            np.bitwise_or(out[r0:r1], outside, out=out[r0:r1])
     return out
 
 
@@ -939,13 +945,15 @@ def assign(
     palette: FloatArray,
     tol: Tolerances,
     colours: Colours | None = None,
+    edge: BoolArray | None = None,
 ) -> IntArray:
     """Step 6: label every opaque pixel with a palette index; -1 elsewhere.
 
     Nearest colour in CIELAB per distinct input colour, then edge unmixing: an edge pixel
     that is a mixture of the two nearest interior colours around it takes the nearer one
     (coverage a >= 0.5), even when a third palette colour lies between them. Two colours
-    in noisy input are ink and paper instead (`colour_count.ink_or_paper`).
+    in noisy input are ink and paper instead (`colour_count.ink_or_paper`). `edge`, the
+    opaque pixels that are not flat, when the caller has it (read only; else found here).
     Cost: O(N + U K) for U distinct colours, plus O(E * (24 + K)) for E edge pixels near
     interiors.
     """
@@ -966,7 +974,6 @@ def assign(
         labels = colours.spread(uidx).reshape(h, w)
     else:
         labels = colours.spread(uidx.astype(np.int32), -1).reshape(h, w)
-    pure = colours.spread(upure, False).reshape(h, w)
 
     noise = max(maps.noise, maps.grain)
     if (noise >= colour_count.CLEAN_NOISE and len(palette) > TABLE_COLOURS) or (
@@ -975,9 +982,20 @@ def assign(
         # A photo's many near-equal colours (`colour_count`): its edges are texture, not
         # anti-aliasing between flat colours, and the nearest colour is the faithful one.
         return labels
-    # Both masks written in place over fresh ones (no temporaries).
-    edge = np.logical_not(maps.flat)
-    edge &= maps.opaque
+    if edge is None:
+        # Written in place over a fresh mask (no temporaries).
+        edge = np.logical_not(maps.flat)
+        edge &= maps.opaque
+    if len(palette) <= MASK_COLOURS:
+        # The reliable interiors are the flat pixels whose colour is pure: each distinct
+        # colour's bit (its label's, or none when impure) spread run by run, ANDed with
+        # `flat` in `_interior_bits`; no map of pure pixels and no per-pixel shift.
+        bit = np.uint8 if len(palette) <= 8 else np.uint16
+        one_hot = np.where(upure, np.left_shift(1, uidx), 0).astype(bit)
+        pure_bits = colours.spread(one_hot, 0).reshape(h, w)
+        _unmix_edges(labels, rgb, edge, maps.flat, palette, tol, colours, pure_bits)
+        return labels
+    pure = colours.spread(upure, False).reshape(h, w)
     pure &= maps.flat
     _unmix_edges(labels, rgb, edge, pure, palette, tol, colours)
     return labels
@@ -991,6 +1009,7 @@ def _unmix_edges(
     palette: FloatArray,
     tol: Tolerances,
     colours: Colours,
+    pure_bits: npt.NDArray[np.unsignedinteger[Any]] | None = None,
 ) -> None:
     """Step 6b, in place: an edge pixel that is a mixture of the two nearest interior colours
     around it (`_OFFSETS`), or ringing beside one interior, takes the nearest of them.
@@ -1002,7 +1021,9 @@ def _unmix_edges(
     (`colours`; flat art has far fewer distinct colours than edge pixels), or per pixel
     when there are more (photos). Only pixels whose nearest
     interior colour differs from their label can change, so the second-nearest colour, the
-    mixture test and the ringing test run on those alone. Cost: O(N) for the masks,
+    mixture test and the ringing test run on those alone. `pure_bits` (up to
+    `MASK_COLOURS` colours), when given, is each pixel's label bit where its colour is pure
+    (0 elsewhere), and `reliable` then the flat mask it is ANDed with. Cost: O(N) for the masks,
     O(24 E + min(U, E) K) for E edge pixels near interiors, O(24 C) for the C of them whose
     label may change.
     """
@@ -1014,9 +1035,11 @@ def _unmix_edges(
     pad = 3
     stride = w + 2 * pad
     if k <= MASK_COLOURS:
-        bits, around = _interior_bits(labels, reliable, k)
+        bits, around = _interior_bits(labels, reliable, k, pure_bits)
         # Pixels with no interior among their candidates have nothing to take.
-        at = np.flatnonzero(edge & (around != 0))
+        near_interior = np.not_equal(around, 0)
+        near_interior &= edge
+        at = np.flatnonzero(near_interior)
         # The candidates read from the bitmask image: a bit's index is the colour, no bit
         # is `none`; the same int8 values the padded map below holds.
         decoded = np.full(1 << k, none, dtype=np.int8)
@@ -1091,7 +1114,10 @@ def _unmix_edges(
 
 
 def _interior_bits(
-    labels: IntArray, reliable: BoolArray, k: int
+    labels: IntArray,
+    reliable: BoolArray,
+    k: int,
+    label_bits: npt.NDArray[np.unsignedinteger[Any]] | None = None,
 ) -> tuple[npt.NDArray[np.unsignedinteger[Any]], npt.NDArray[np.unsignedinteger[Any]]]:
     """Step 6b (up to `MASK_COLOURS` colours): for every edge pixel, a bitmask of the
     interior colours among its 24 candidates (`_OFFSETS`: the pixels 1, 2 and 3 steps away
@@ -1103,7 +1129,9 @@ def _interior_bits(
     a window of seven pixels, ORed by doubling on the flat padded image (pairs, fours,
     sevens: three ORs of contiguous bytes), then the four lines together. The windows hold
     the pixel itself too, which adds nothing at an edge pixel (never an interior) and is
-    not read elsewhere. Cost: 16 O(N) ORs of 1 or 2 bytes per pixel."""
+    not read elsewhere. `label_bits`, when given, is each pixel's bit (1 << label, or 0),
+    of the width this function uses, in place of the one made from `labels`. Cost: 16 O(N)
+    ORs of 1 or 2 bytes per pixel."""
     h, w = labels.shape
     bit = np.uint8 if k <= 8 else np.uint16
     pad = 3
@@ -1112,7 +1140,10 @@ def _interior_bits(
     inner = bits[pad : pad + h, pad:-pad]
     # Shifted in the narrow type, then zeroed off the interiors (a masked, casting shift
     # costs three times as much); a label of -1 is never an interior.
-    np.left_shift(bit(1), labels.astype(bit), out=inner)
+    if label_bits is None:
+        np.left_shift(bit(1), labels.astype(bit), out=inner)
+    else:
+        inner[...] = label_bits
     np.multiply(inner, reliable, out=inner)
     flat = bits.ravel()
     n = len(flat)

@@ -108,12 +108,14 @@ def segment(
         rgb, maps, colors, colours, tick=lambda: checkpoint(0.2), on_bands=flat_colours.append
     ).astype(np.float64)
     checkpoint(0.45)
-    labels = quantise.assign(rgb, maps, palette, tol, colours)
+    # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
+    edge = np.logical_not(maps.flat)
+    edge &= maps.opaque
+    labels = quantise.assign(rgb, maps, palette, tol, colours, edge)
     # Flat interiors are measured on fully opaque pixels only; art that is never fully
     # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
     solid = int(np.count_nonzero(maps.solid))
     flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
-    edge = maps.opaque & ~maps.flat
     labels = detail.recover_strokes(
         labels,
         rgb,
@@ -245,17 +247,23 @@ def _estimate_colours(
     if colours is None:
         colours = quantise.distinct_colours(rgb, maps)
     u = len(colours.keys)
-    mask = (labels >= 0) & (maps.solid if photo else maps.flat & maps.solid)
     pixel_colour = colours.per_pixel(labels.shape, maps.opaque)
-    # Each pixel's (label, colour) pair, -1 off the mask, counted run by run in raster
-    # order: a region's interior is one long run of one pair.
+    # Each pixel's (label, colour) pair, counted run by run in raster order: a region's
+    # interior is one long run of one pair.
     # The narrowest type that holds every pair: flat art's few hundred pairs fit 16 bits,
     # which halves the bytes each whole-map step below reads and writes.
     kind = np.int16 if k * u < 1 << 15 else np.int32 if k * u < 1 << 31 else np.int64
     pair: npt.NDArray[np.signedinteger[Any]] = labels.astype(kind)
     pair *= u
     pair += pixel_colour
-    np.copyto(pair, -1, where=~mask)
+    # Pixels off the measured set are -1 and dropped with every negative run below. The
+    # set is the flat pixels (fully opaque by construction: `pixel_maps` marks flat only
+    # where the whole window is, so `flat` needs no AND with `solid`), or every fully
+    # opaque one for a photo; either way each pixel has a colour (never -1), so a pixel
+    # whose label is -1 has the pair -u + colour, negative too, and needs no test of its
+    # own. The non-negative runs, their values and lengths, are those of a map with -1 at
+    # every such pixel.
+    np.copyto(pair, -1, where=np.logical_not(maps.solid if photo else maps.flat))
     run_pair, run_length = quantise.runs_of(pair)
     taken = run_pair >= 0
     run_pair, run_length = run_pair[taken], run_length[taken]

@@ -10,6 +10,7 @@ the radius, empty sets).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -17,7 +18,7 @@ from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components, depth_first_order
 from scipy.spatial import cKDTree
 
-from printjob_adapters.engine import graphs
+from printjob_adapters.engine import graphs, nearest
 from printjob_adapters.engine.nearest import PointSet
 
 
@@ -190,6 +191,25 @@ def test_small_sets_measured_whole_find_what_the_grid_finds(
     assert sorted(zip(rows.tolist(), hits.tolist(), strict=True)) == sorted(
         zip(grid_rows.tolist(), grid_hits.tolist(), strict=True)
     )
+
+
+def test_grid_pairs_all_offsets_at_once_are_those_offset_by_offset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Few occupied cubes search every neighbour offset at once, many one offset at a
+    time: the same pairs in the same order, and the tree's pairs."""
+    rng = np.random.default_rng(5)
+    for n, r in ((1, 2.0), (40, 1.5), (325, 6.0), (900, 3.0)):
+        points = np.round(rng.uniform(0, 60, size=(n, 3)))  # points exactly on a radius
+        grid = PointSet(points)._grid(r)
+        batched = grid.pairs(r)
+        monkeypatch.setattr(nearest, "BATCH_CUBES", 0)
+        one_by_one = grid.pairs(r)
+        monkeypatch.undo()
+        assert np.array_equal(batched, one_by_one)
+        want = cKDTree(points).query_pairs(r, output_type="ndarray")
+        assert sorted(map(tuple, batched.tolist())) == sorted(map(tuple, want.tolist()))
+        assert n < 300 or len(batched) > 0
 
 
 def test_ball_pairs_of_a_large_set_are_the_trees_balls() -> None:

@@ -332,6 +332,23 @@ def test_interior_bits_are_the_interior_colours_among_the_24_candidates(k: int) 
     assert np.array_equal(inner, np.where(reliable, 1 << np.maximum(labels, 0), 0))
 
 
+@pytest.mark.parametrize("k", [2, 8, 16])
+def test_interior_bits_from_given_label_bits_are_those_from_the_labels(k: int) -> None:
+    """`assign` hands over each pixel's bit where its colour is pure (0 elsewhere) and the
+    flat mask; the masks are those of the labels with the reliable (pure and flat) pixels."""
+    rng = np.random.default_rng(100 + k)
+    h, w = 19, 27
+    labels = rng.integers(-1, k, (h, w)).astype(np.int32)
+    pure = (rng.random((h, w)) < 0.6) & (labels >= 0)
+    flat = rng.random((h, w)) < 0.5
+    bit = np.uint8 if k <= 8 else np.uint16
+    label_bits = np.where(pure, np.left_shift(1, np.maximum(labels, 0)), 0).astype(bit)
+    bits, around = quantise._interior_bits(labels, pure & flat, k)
+    given_bits, given_around = quantise._interior_bits(labels, flat, k, label_bits)
+    assert np.array_equal(bits, given_bits) and np.array_equal(around, given_around)
+    assert around.any()
+
+
 @pytest.mark.parametrize("band_bytes", [1, 64, 1 << 17])
 def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
     band_bytes: int, monkeypatch: pytest.MonkeyPatch
@@ -347,3 +364,5 @@ def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
         spread = quantise._spread5(img, interior)
         assert np.array_equal(spread, quantise._spread5(img))
         assert np.array_equal(interior, ~quantise._dilate(img[..., 3] != 255, 2))
+        saturated = quantise._spread5(img, interior.copy(), saturate_outside=True)
+        assert np.array_equal(saturated, np.where(interior, spread, 255))

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
+from printjob_adapters.engine import quantise, segmentation
 from printjob_adapters.engine.colour import delta_e2000_srgb
 from printjob_adapters.engine.errors import Cancelled as ConversionCancelled
 from printjob_adapters.engine.options import Background
@@ -392,3 +393,37 @@ def test_compact_keeps_an_unchanged_map_and_rewrites_otherwise() -> None:
     out, pal = _compact(merged, twin)
     assert (out == np.array([[0, 0, -1], [0, 0, 0]])).all() and len(pal) == 1
     assert (_compact(merged, twin, np.array([False, True, True]))[0] == out).all()
+
+
+@pytest.mark.parametrize("photo", [False, True])
+def test_colours_are_the_means_of_their_measured_pixels(photo: bool) -> None:
+    """`_estimate_colours` against a pixel-by-pixel reading: a colour is the mean of its
+    pixels that are flat (or, in a photo, fully opaque), labelled with it and within the
+    sRGB tolerance of it; transparent pixels and pixels without a label never count."""
+    rng = np.random.default_rng(7 if photo else 8)
+    h, w = 48, 40
+    rgba = np.zeros((h, w, 4), dtype=np.uint8)
+    base = np.array([[200, 30, 40], [20, 160, 60], [30, 40, 190]], dtype=np.uint8)
+    rgba[..., :3] = base[(np.arange(w)[None, :] // 14 + np.arange(h)[:, None] // 16) % 3]
+    noise = rng.integers(-3, 4, (h, w, 3))
+    rgba[..., :3] = np.clip(rgba[..., :3].astype(int) + noise, 0, 255).astype(np.uint8)
+    rgba[..., :3][rng.random((h, w)) < 0.05] = [250, 250, 0]  # far from every colour
+    rgba[..., 3] = 255
+    rgba[:6, :6, 3] = 0
+    rgba[40:, 30:, 3] = 150
+    maps = quantise.pixel_maps(rgba)
+    tol = quantise.tolerances(maps)
+    palette = base.astype(np.float64) + 2.0
+    labels = ((np.arange(w)[None, :] // 14 + np.arange(h)[:, None] // 16) % 3).astype(np.int32)
+    labels[~maps.opaque] = -1
+    labels[20:23, 5:9] = -1  # opaque but without a label: never measured
+    got = segmentation._estimate_colours(labels, rgba, maps, palette, tol, photo=photo)
+    measured = (maps.solid if photo else maps.flat) & (labels >= 0)
+    want = palette.copy()
+    for c in range(len(palette)):
+        px = rgba[..., :3][measured & (labels == c)].astype(np.float64)
+        px = px[((px - palette[c]) ** 2).sum(axis=1) <= tol.rgb**2]
+        if len(px):
+            want[c] = px.mean(axis=0)
+    assert np.allclose(got, want, rtol=0, atol=1e-9)
+    assert not np.allclose(got, palette)
