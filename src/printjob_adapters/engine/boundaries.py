@@ -177,16 +177,50 @@ def run_overlaps(
     return np.repeat(upper, count), np.repeat(lo, count) + offset
 
 
+def adjacent_overlaps(runs: Runs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`run_overlaps(runs, end, 1, 0)` with the columns each pair shares: the pairs (i, j)
+    of runs in neighbouring rows sharing a column, in ascending order of i then j, and
+    the flat start (in i's row) and length of their shared columns.
+
+    Within two neighbouring rows the starts of both rows' runs cut the row into pieces,
+    each lying under one run and over one: every non-empty piece is one overlapping pair,
+    and going along the pieces both runs only move on. All rows at once: the starts of
+    the runs above, and those of the runs below moved up one row, are two ascending
+    lists; one stable merge (`argsort` of their concatenation, which finds the two sorted
+    halves and merges them in one linear pass) puts them in order, and each piece's two
+    runs are counts of the starts of each list so far. O(runs); no binary search."""
+    w, h = runs.width, runs.height
+    start = runs.start
+    above = int(np.searchsorted(start, (h - 1) * w))
+    below = int(np.searchsorted(start, w))
+    keys = np.concatenate([start[:above], start[below:] - w])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    # Equal starts put the run above first (stable), so at every piece both counts
+    # include every start up to its first column; the starts from below so far are the
+    # rest of the piece's place in the merged list.
+    counted = np.cumsum(order < above)
+    upper = counted - 1
+    lower = np.arange(below, below + len(keys)) - counted
+    length = np.empty_like(keys)
+    np.subtract(keys[1:], keys[:-1], out=length[:-1])
+    length[-1:] = (h - 1) * w - keys[-1:]
+    pieces = np.flatnonzero(length)
+    return upper[pieces], lower[pieces], keys[pieces], length[pieces]
+
+
 class _FaceRuns(NamedTuple):
-    """The faces (`Faces`) and, per row run, its face; with the runs and their vertical
-    overlaps, which the boundary cracks are read from."""
+    """The faces (`Faces`) and, per row run, its face; with the runs and, for the pairs
+    of vertically overlapping runs of different labels, the flat start (in the upper
+    row) and length of the columns they share: the horizontal boundary cracks."""
 
     faces: Faces
     runs: Runs
-    end: np.ndarray
     run_face: np.ndarray
     upper: np.ndarray
     lower: np.ndarray
+    shared_start: np.ndarray
+    shared_length: np.ndarray
 
 
 def label_faces(padded: np.ndarray) -> Faces:
@@ -205,7 +239,7 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
     """`label_faces` of the padded label map whose row runs are `runs`.
 
     Each row splits into runs of one label (`row_runs`); runs of equal labels sharing a
-    column across two rows (`run_overlaps`) are linked, and the connected components of
+    column across two rows (`adjacent_overlaps`) are linked, and the connected components of
     that run graph (`graphs.connected_components`) are the faces. A face's label is its
     first run's and its area the sum of its runs' lengths; the face map is every run's
     face repeated along it. One pass to find the runs and one to lay out the face map:
@@ -214,7 +248,7 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
     h, w = runs.height, runs.width
     end = runs.end()
     count = len(runs.start)
-    upper, lower = run_overlaps(runs, end, 1, 0)
+    upper, lower, shared_start, shared_length = adjacent_overlaps(runs)
     same = runs.label[upper] == runs.label[lower]
     face_count, component = graphs.connected_components(count, upper[same], lower[same])
     # Number faces by their first run (hence first pixel): the outside ring, which
@@ -231,7 +265,16 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
         label=runs.label[first_run[order]],
         area=np.bincount(face_of_run, weights=length, minlength=face_count).astype(np.int64),
     )
-    return _FaceRuns(faces, runs, end, face_of_run, upper[~same], lower[~same])
+    apart = ~same
+    return _FaceRuns(
+        faces,
+        runs,
+        face_of_run,
+        upper[apart],
+        lower[apart],
+        shared_start[apart],
+        shared_length[apart],
+    )
 
 
 def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
@@ -257,14 +300,11 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
 
     # Horizontal cracks at corner row y (0..h) between padded rows y and y + 1, columns
     # x + 1 for x in 0..w-1: the columns shared by two runs of different labels.
-    upper, lower = found.upper, found.lower
-    row = start[upper] // width
-    from_col = np.maximum(start[upper], start[lower] - width) - row * width
-    to_col = np.minimum(found.end[upper], found.end[lower] - width) - row * width
-    span = to_col - from_col
+    upper, lower, span = found.upper, found.lower, found.shared_length
     pair = np.repeat(np.arange(len(upper)), span)
-    hx = np.arange(len(pair)) - np.repeat(np.cumsum(span) - span, span) + from_col[pair] - 1
-    hy = row[pair]
+    flat = np.arange(len(pair)) - np.repeat(np.cumsum(span) - span, span) + found.shared_start[pair]
+    hy = flat // width
+    hx = flat - hy * width - 1
     # Vertical cracks at corner column x between padded columns x and x + 1, rows y + 1:
     # a run starting at padded column x + 1 (not a row's first).
     inner = np.flatnonzero(start % width != 0)
