@@ -16,6 +16,7 @@ it), so the shared end points of neighbouring edges are sub-pixel too.
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -76,23 +77,39 @@ def face_colors(graph: BoundaryGraph, rgba: np.ndarray, palette: np.ndarray) -> 
 
 def _left_out_pixels(graph: BoundaryGraph, void: np.ndarray) -> np.ndarray:
     """The (H, W) mask of the pixels of the `void` faces, laid out from the row runs
-    (each run's flag repeated along it) rather than looked up pixel by pixel in the
-    face map. O(pixels), one pass."""
+    inside the padding ring (each run's flag repeated along it; the ring's runs start
+    in its first or last column and are left out, so the mask comes out unpadded and
+    contiguous) rather than looked up pixel by pixel in the face map. O(pixels), one
+    pass."""
     length = np.diff(np.append(graph.run_start, graph.faces.size))
-    mask: np.ndarray = np.repeat(void.take(graph.run_face), length)
-    return mask.reshape(graph.faces.shape)[1:-1, 1:-1]
+    column = graph.run_start % (graph.width + 2)
+    inside = (column != 0) & (column != graph.width + 1)
+    mask: np.ndarray = np.repeat(void.take(graph.run_face[inside]), length[inside])
+    return mask.reshape(graph.height, graph.width)
 
 
 def _left_out_colour(rgba: np.ndarray, left_out: np.ndarray) -> np.ndarray:
     """Median premultiplied RGBA of the left-out pixels (mask `left_out` over `rgba`,
     uint8 straight alpha). When more than half are fully transparent (the usual case)
     every premultiplied channel is mostly zeros, so the median is 0, found from the
-    alpha channel alone (two counts over the masks, nothing gathered). O(pixels)."""
-    clear = np.count_nonzero((rgba[..., 3] == 0) & left_out)
+    alpha channel alone (two counts over the masks, nothing gathered; the alpha test
+    reads every pixel as one contiguous word, three times faster than comparing the
+    strided alpha channel). O(pixels)."""
+    words = np.ascontiguousarray(rgba).view(np.uint32).reshape(left_out.shape)
+    clear = np.count_nonzero(_transparent(words) & left_out)
     if 2 * clear > np.count_nonzero(left_out):
         return np.zeros(4)
     median: np.ndarray = np.median(premultiply(rgba[left_out]), axis=0)
     return median
+
+
+def _transparent(words: np.ndarray) -> np.ndarray:
+    """Whether each RGBA pixel, read as one 32-bit word, has alpha 0: its alpha byte is
+    the word's top byte on a little-endian machine, its bottom one otherwise. O(n)."""
+    if sys.byteorder == "little":
+        return words < (1 << 24)
+    low: np.ndarray = (words & 0xFF) == 0
+    return low
 
 
 def premultiply(rgba: np.ndarray) -> np.ndarray:
