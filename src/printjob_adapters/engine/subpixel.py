@@ -182,15 +182,14 @@ def crack_shifts(
     if sides is None:
         sides = crack_sides(graph)
     lf, rf = sides.left, sides.right
-    channels = np.ascontiguousarray(colors.T)
-    a = channels.take(lf, axis=1)
-    b = channels.take(rf, axis=1)
-    diff = a - b
-    den = _dot(diff, diff)
-    usable = np.isfinite(den) & (den > 1e-6)
-    den = np.where(usable, den, 1.0)
-    diff = np.where(usable, diff, 0.0)
-    b = np.where(usable, b, 0.0)
+    # Everything that depends on the two faces alone is worked out once per edge (an
+    # edge separates the same two faces, left and right, along its whole length) and
+    # repeated along its cracks: the same numbers, element for element.
+    pair = _edge_pairs(graph, colors)
+    counts = np.diff(graph.edge_start)
+    b = np.repeat(pair.b, counts, axis=1)
+    diff = np.repeat(pair.diff, counts, axis=1)
+    den = np.repeat(pair.den, counts)
     # Pixels outside the image have no colour (NaN face colour): such cracks are not
     # usable, so any in-image pixel may stand in for them (`CrackSides`).
     flat = np.ascontiguousarray(rgba).view(np.uint32).ravel()
@@ -212,20 +211,53 @@ def crack_shifts(
     into_left = np.where(thin_l, np.minimum(into_left, THIN_SHIFT), into_left)
     into_right = np.where(thin_r, np.minimum(into_right, THIN_SHIFT), into_right)
     shift = into_right - into_left
+    shift *= np.repeat(pair.contrast, counts)
+    shift += np.repeat(pair.lean, counts)
+    shift[np.repeat(pair.outside, counts)] = 0.0
+    clipped: np.ndarray = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+    return clipped
+
+
+class _EdgePairs(NamedTuple):
+    """Per edge, what `crack_shifts` reads of its two faces: the right face's colour `b`
+    and the colour difference `diff` (both (4, edges), zero where unusable), the squared
+    difference `den` (1 where unusable), the contrast weight, the lean against a
+    left-out face, and whether the edge borders the outside."""
+
+    b: np.ndarray
+    diff: np.ndarray
+    den: np.ndarray
+    contrast: np.ndarray
+    lean: np.ndarray
+    outside: np.ndarray
+
+
+def _edge_pairs(graph: BoundaryGraph, colors: np.ndarray) -> _EdgePairs:
+    """`_EdgePairs` of every edge, from the faces' premultiplied colours. O(edges)."""
+    channels = np.ascontiguousarray(colors.T)
+    a = channels.take(graph.edge_left, axis=1)
+    b = channels.take(graph.edge_right, axis=1)
+    diff = a - b
+    den = _dot(diff, diff)
+    usable = np.isfinite(den) & (den > 1e-6)
+    den = np.where(usable, den, 1.0)
     contrast = np.minimum(1.0, np.sqrt(den) / FULL_CONTRAST)
-    shift *= np.where(usable, contrast, 0.0)
     # Against a left-out face the painted side leans out a little: fitting smooths
     # outlines by up to its tolerance, and an outline cutting into an opaque pixel
     # shows there as a see-through notch, while one lying a little out only softens.
-    label_l = graph.face_label.take(lf)
-    label_r = graph.face_label.take(rf)
+    label_l = graph.face_label.take(graph.edge_left)
+    label_r = graph.face_label.take(graph.edge_right)
     void_l = label_l == -1
     void_r = label_r == -1
-    shift += np.where(void_r & ~void_l, VOID_LEAN, 0.0) - np.where(void_l & ~void_r, VOID_LEAN, 0.0)
-    outside = (label_l == OUTSIDE) | (label_r == OUTSIDE)
-    shift[outside] = 0.0
-    clipped: np.ndarray = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
-    return clipped
+    return _EdgePairs(
+        b=np.where(usable, b, 0.0),
+        diff=np.where(usable, diff, 0.0),
+        den=den,
+        contrast=np.where(usable, contrast, 0.0),
+        lean=np.where(void_r & ~void_l, VOID_LEAN, 0.0)
+        - np.where(void_l & ~void_r, VOID_LEAN, 0.0),
+        outside=(label_l == OUTSIDE) | (label_r == OUTSIDE),
+    )
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
