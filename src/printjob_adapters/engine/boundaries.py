@@ -328,18 +328,16 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     at_junction = _junction(faces, cx, cy, cd)
     tail_junction, head_junction = at_junction[:n], at_junction[n:]
 
-    idx = np.arange(n, dtype=np.int64)
     # A corner that is no junction has one crack leaving it: the successor of the one
-    # arriving there.
+    # arriving there (and with no such corner at a tail, none at a head either).
     through = np.flatnonzero(~tail_junction)
     by_tail = through[np.argsort(tail[through], kind="stable")]
     going = np.flatnonzero(~head_junction)
     succ = np.full(n, -1, dtype=np.int64)
+    pred = np.full(n, -1, dtype=np.int64)
     if len(by_tail):
         succ[going] = by_tail[np.searchsorted(tail[by_tail], head[going])]
-
-    pred = np.full(n, -1, dtype=np.int64)
-    pred[succ[succ >= 0]] = idx[succ >= 0]
+        pred[succ[going]] = going
     # The two faces of every crack, as one number per unordered pair.
     face_a = np.concatenate([run_face[upper[pair]], run_face[inner]]).astype(np.int64)
     face_b = np.concatenate([run_face[lower[pair]], run_face[inner - 1]]).astype(np.int64)
