@@ -177,16 +177,50 @@ def run_overlaps(
     return np.repeat(upper, count), np.repeat(lo, count) + offset
 
 
+def adjacent_overlaps(runs: Runs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`run_overlaps(runs, end, 1, 0)` with the columns each pair shares: the pairs (i, j)
+    of runs in neighbouring rows sharing a column, in ascending order of i then j, and
+    the flat start (in i's row) and length of their shared columns.
+
+    Within two neighbouring rows the starts of both rows' runs cut the row into pieces,
+    each lying under one run and over one: every non-empty piece is one overlapping pair,
+    and going along the pieces both runs only move on. All rows at once: the starts of
+    the runs above, and those of the runs below moved up one row, are two ascending
+    lists; one stable merge (`argsort` of their concatenation, which finds the two sorted
+    halves and merges them in one linear pass) puts them in order, and each piece's two
+    runs are counts of the starts of each list so far. O(runs); no binary search."""
+    w, h = runs.width, runs.height
+    start = runs.start
+    above = int(np.searchsorted(start, (h - 1) * w))
+    below = int(np.searchsorted(start, w))
+    keys = np.concatenate([start[:above], start[below:] - w])
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    # Equal starts put the run above first (stable), so at every piece both counts
+    # include every start up to its first column; the starts from below so far are the
+    # rest of the piece's place in the merged list.
+    counted = np.cumsum(order < above)
+    upper = counted - 1
+    lower = np.arange(below, below + len(keys)) - counted
+    length = np.empty_like(keys)
+    np.subtract(keys[1:], keys[:-1], out=length[:-1])
+    length[-1:] = (h - 1) * w - keys[-1:]
+    pieces = np.flatnonzero(length)
+    return upper[pieces], lower[pieces], keys[pieces], length[pieces]
+
+
 class _FaceRuns(NamedTuple):
-    """The faces (`Faces`) and, per row run, its face; with the runs and their vertical
-    overlaps, which the boundary cracks are read from."""
+    """The faces (`Faces`) and, per row run, its face; with the runs and, for the pairs
+    of vertically overlapping runs of different labels, the flat start (in the upper
+    row) and length of the columns they share: the horizontal boundary cracks."""
 
     faces: Faces
     runs: Runs
-    end: np.ndarray
     run_face: np.ndarray
     upper: np.ndarray
     lower: np.ndarray
+    shared_start: np.ndarray
+    shared_length: np.ndarray
 
 
 def label_faces(padded: np.ndarray) -> Faces:
@@ -205,7 +239,7 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
     """`label_faces` of the padded label map whose row runs are `runs`.
 
     Each row splits into runs of one label (`row_runs`); runs of equal labels sharing a
-    column across two rows (`run_overlaps`) are linked, and the connected components of
+    column across two rows (`adjacent_overlaps`) are linked, and the connected components of
     that run graph (`graphs.connected_components`) are the faces. A face's label is its
     first run's and its area the sum of its runs' lengths; the face map is every run's
     face repeated along it. One pass to find the runs and one to lay out the face map:
@@ -214,7 +248,7 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
     h, w = runs.height, runs.width
     end = runs.end()
     count = len(runs.start)
-    upper, lower = run_overlaps(runs, end, 1, 0)
+    upper, lower, shared_start, shared_length = adjacent_overlaps(runs)
     same = runs.label[upper] == runs.label[lower]
     face_count, component = graphs.connected_components(count, upper[same], lower[same])
     # Number faces by their first run (hence first pixel): the outside ring, which
@@ -231,7 +265,16 @@ def _faces_of_runs(runs: Runs) -> _FaceRuns:
         label=runs.label[first_run[order]],
         area=np.bincount(face_of_run, weights=length, minlength=face_count).astype(np.int64),
     )
-    return _FaceRuns(faces, runs, end, face_of_run, upper[~same], lower[~same])
+    apart = ~same
+    return _FaceRuns(
+        faces,
+        runs,
+        face_of_run,
+        upper[apart],
+        lower[apart],
+        shared_start[apart],
+        shared_length[apart],
+    )
 
 
 def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
@@ -257,19 +300,17 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
 
     # Horizontal cracks at corner row y (0..h) between padded rows y and y + 1, columns
     # x + 1 for x in 0..w-1: the columns shared by two runs of different labels.
-    upper, lower = found.upper, found.lower
-    row = start[upper] // width
-    from_col = np.maximum(start[upper], start[lower] - width) - row * width
-    to_col = np.minimum(found.end[upper], found.end[lower] - width) - row * width
-    span = to_col - from_col
+    upper, lower, span = found.upper, found.lower, found.shared_length
     pair = np.repeat(np.arange(len(upper)), span)
-    hx = np.arange(len(pair)) - np.repeat(np.cumsum(span) - span, span) + from_col[pair] - 1
-    hy = row[pair]
+    flat = np.arange(len(pair)) - np.repeat(np.cumsum(span) - span, span) + found.shared_start[pair]
+    hy = flat // width
+    hx = flat - hy * width - 1
     # Vertical cracks at corner column x between padded columns x and x + 1, rows y + 1:
     # a run starting at padded column x + 1 (not a row's first).
-    inner = np.flatnonzero(start % width != 0)
-    vy = start[inner] // width - 1
-    vx = start[inner] % width - 1
+    start_row, start_col = np.divmod(start, width)
+    inner = np.flatnonzero(start_col)
+    vy = start_row[inner] - 1
+    vx = start_col[inner] - 1
 
     # Orient: smaller face id on the left. For +x the left pixel is above; for +y it is
     # the right-hand pixel.
@@ -281,26 +322,26 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     n = len(cx)
     stride = w + 1
     tail = cy * stride + cx
-    head = (cy + DY[cd]) * stride + (cx + DX[cd])
+    head = tail + (DY * stride + DX).take(cd)
     # Faces differ across a crack exactly where labels do (a face is a 4-connected
     # component of one label), so the face map answers for the padded label map.
-    at_junction = _junction(
-        faces, np.concatenate([cx, cx + DX[cd]]), np.concatenate([cy, cy + DY[cd]])
-    )
+    at_junction = _junction(faces, cx, cy, cd)
     tail_junction, head_junction = at_junction[:n], at_junction[n:]
 
-    idx = np.arange(n, dtype=np.int64)
-    # A corner that is no junction has one crack leaving it: the successor of the one
-    # arriving there.
+    # A corner that is no junction has one crack arriving and one leaving (two cracks
+    # between the same two faces, oriented alike): the leaving one is the successor.
+    # Those corners, as the tails of the leaving cracks and as the heads of the
+    # arriving ones, are the same set, each once, so in ascending order the two lists
+    # pair up place by place (the stable sort merges the horizontal and vertical
+    # cracks' runs, already in raster order, in one pass).
     through = np.flatnonzero(~tail_junction)
     by_tail = through[np.argsort(tail[through], kind="stable")]
     going = np.flatnonzero(~head_junction)
+    by_head = going[np.argsort(head[going], kind="stable")]
     succ = np.full(n, -1, dtype=np.int64)
-    if len(by_tail):
-        succ[going] = by_tail[np.searchsorted(tail[by_tail], head[going])]
-
     pred = np.full(n, -1, dtype=np.int64)
-    pred[succ[succ >= 0]] = idx[succ >= 0]
+    succ[by_head] = by_tail
+    pred[by_tail] = by_head
     # The two faces of every crack, as one number per unordered pair.
     face_a = np.concatenate([run_face[upper[pair]], run_face[inner]]).astype(np.int64)
     face_b = np.concatenate([run_face[lower[pair]], run_face[inner - 1]]).astype(np.int64)
@@ -311,15 +352,16 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     edge_start = np.concatenate([np.nonzero(starts_mask)[0], [n]]).astype(np.int64)
 
     cx, cy, cd = cx[order], cy[order], cd[order]
-    tail, head = tail[order], head[order]
+    # The edges' first and last cracks, by their index before the walk.
+    first_crack = order[edge_start[:-1]]
+    last_crack = order[edge_start[1:] - 1]
     first = edge_start[:-1]
-    last = edge_start[1:] - 1
-    closed = ~tail_junction[order[first]]
+    closed = ~tail_junction[first_crack]
 
-    # Junctions are numbered in corner order.
-    jverts = np.unique(np.concatenate([tail[tail_junction[order]], head[head_junction[order]]]))
-    j0 = np.where(closed, -1, np.searchsorted(jverts, tail[first]))
-    j1 = np.where(closed, -1, np.searchsorted(jverts, head[last]))
+    # Junctions are numbered in corner order (every crack is on some edge).
+    jverts = _sorted_unique(np.concatenate([tail[tail_junction], head[head_junction]]))
+    j0 = np.where(closed, -1, np.searchsorted(jverts, tail[first_crack]))
+    j1 = np.where(closed, -1, np.searchsorted(jverts, head[last_crack]))
 
     lr = cy[first] + _LEFT_DROW[cd[first]], cx[first] + _LEFT_DCOL[cd[first]]
     rr = cy[first] + _RIGHT_DROW[cd[first]], cx[first] + _RIGHT_DCOL[cd[first]]
@@ -345,22 +387,30 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     )
 
 
-def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Whether each crack corner (x, y) is a junction: three or four of the cracks
-    around it are boundaries (the label changes between those of its four pixels), or it
-    is a corner of the image. O(corners given)."""
+def _junction(padded: np.ndarray, x: np.ndarray, y: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Whether each end of every crack (tail corner (x, y), direction `d`) is a junction:
+    three or four of the cracks around the corner are boundaries (the label changes
+    between those of its four pixels), or it is a corner of the image. The tails' then
+    the heads' answers, as one array. Every corner is read by the flat index of its
+    top-left pixel (one index array for the four gathers, made once). O(cracks)."""
     h, w = padded.shape[0] - 2, padded.shape[1] - 2
+    wide = w + 2
     flat = padded.ravel()
-    top = y * (w + 2) + x
-    top_left, top_right = flat[top], flat[top + 1]
-    bottom_left, bottom_right = flat[top + (w + 2)], flat[top + (w + 3)]
+    tail = y.astype(np.int64) * wide + x
+    top = np.concatenate([tail, tail + (DY * wide + DX).take(d)])
+    top_left, top_right = flat.take(top), flat.take(top + 1)
+    below = top + wide
+    bottom_left, bottom_right = flat.take(below), flat.take(below + 1)
     degree = (
         (top_left != top_right).view(np.int8)
         + (bottom_left != bottom_right).view(np.int8)
         + (top_left != bottom_left).view(np.int8)
         + (top_right != bottom_right).view(np.int8)
     )
-    junction: np.ndarray = (degree > 2) | (((x == 0) | (x == w)) & ((y == 0) | (y == h)))
+    # The image's corners: the top-left pixel at the padded map's (0, 0), (0, w), (h, 0)
+    # or (h, w).
+    image_corner = (top == 0) | (top == w) | (top == h * wide) | (top == h * wide + w)
+    junction: np.ndarray = (degree > 2) | image_corner
     return junction
 
 
@@ -372,7 +422,7 @@ def _loop_cuts(pair_key: np.ndarray, tail_junction: np.ndarray) -> np.ndarray:
     otherwise. Pairs with a junction are few (one per edge end), so each crack is looked
     up among them (binary search), and the loops' cracks are grouped by pair.
     O(cracks log edges + loop cracks log loop cracks)."""
-    joined = np.unique(pair_key[tail_junction])
+    joined = _sorted_unique(pair_key[tail_junction])
     candidates = np.flatnonzero(~tail_junction)
     keys = pair_key[candidates]
     if len(joined):
@@ -382,6 +432,18 @@ def _loop_cuts(pair_key: np.ndarray, tail_junction: np.ndarray) -> np.ndarray:
     _, first = np.unique(pair_key[candidates], return_index=True)
     cuts: np.ndarray = candidates[first]
     return cuts
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` by a sort and one comparison of neighbours: NumPy's own goes
+    through a hash table first, three times slower on a few thousand integers.
+    O(n log n)."""
+    ordered = np.sort(values)
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    unique: np.ndarray = ordered[keep]
+    return unique
 
 
 def _walk(succ: np.ndarray, pred: np.ndarray) -> np.ndarray:

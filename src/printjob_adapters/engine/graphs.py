@@ -70,8 +70,9 @@ def connected_components(
 
 def _flatten(parent: npt.NDArray[np.integer[Any]]) -> None:
     """Point every node straight at its root (pointer jumping), in place. While many
-    nodes still move, every node jumps (one gather over the whole array); once few do
-    (under `_FEW_MOVING` of them), only those are followed further. O(V log depth)."""
+    nodes still move, every node jumps twice between counts (gathers over the whole
+    array); once few do (under `_FEW_MOVING` of them), only those are followed further.
+    O(V log depth)."""
     grand = parent[parent]
     moving = grand != parent
     while True:
@@ -80,7 +81,9 @@ def _flatten(parent: npt.NDArray[np.integer[Any]]) -> None:
             return
         if count < _FEW_MOVING * len(parent):
             break
-        parent[:] = grand
+        # Two jumps between counts (the grandparent's grandparent): a count costs as
+        # much as a jump, and a jump past the root changes nothing.
+        np.take(grand, grand, out=parent)
         grand = parent[parent]
         moving = grand != parent
     few = np.flatnonzero(moving)
@@ -112,7 +115,11 @@ def walk_chains(child: npt.ArrayLike, has_child: npt.ArrayLike, heads: npt.Array
     # no chain can be longer (V nodes), so the rounds stop at log2(V) + 1. Every round
     # steps all nodes (a settled one adds its top's depth, 0, and stays): two gathers
     # over the whole array cost less than gathering and scattering the unsettled ones.
-    for _ in range(int(n).bit_length() + 1):
+    # Whether all have settled is asked every second round: a comparison costs as much
+    # as a round, and a round past the end changes nothing.
+    for _ in range(0, int(n).bit_length() + 1, 2):
+        depth += depth[up]
+        up = up[up]
         above = up[up]
         if np.array_equal(above, up):
             break

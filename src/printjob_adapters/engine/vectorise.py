@@ -103,8 +103,10 @@ def vectorise(
     # Counted from the op codes, before a command of a too busy design is built.
     check_segments(sum(int(np.count_nonzero(o.ops != MOVE)) for o in outlines))
     layers = []
+    # Every colour rounded at once: the same integers as one layer at a time.
+    rgb = np.clip(np.rint(palette), 0, 255).astype(np.int64).tolist()
     for k, outline in zip(order, outlines, strict=True):
-        red, green, blue = (int(v) for v in np.clip(np.rint(palette[k]), 0, 255))
+        red, green, blue = rgb[k]
         layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
         checkpoint(0.98)
     checkpoint(1.0)

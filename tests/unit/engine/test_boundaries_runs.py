@@ -215,3 +215,20 @@ def test_run_overlaps_are_the_runs_within_reach(
             if b0 < a1 + reach and a0 < b1 + reach:
                 expected.append((i, j))
     assert list(zip(upper.tolist(), lower.tolist(), strict=True)) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(label_maps)
+def test_adjacent_overlaps_are_the_run_overlaps_and_their_shared_columns(
+    labels: np.ndarray,
+) -> None:
+    for runs in (boundaries.padded_row_runs(labels), boundaries.row_runs(labels)):
+        end = runs.end()
+        upper, lower, shared_start, shared_length = boundaries.adjacent_overlaps(runs)
+        expected_upper, expected_lower = boundaries.run_overlaps(runs, end, 1, 0)
+        assert np.array_equal(upper, expected_upper)
+        assert np.array_equal(lower, expected_lower)
+        w = runs.width
+        first = np.maximum(runs.start[upper], runs.start[lower] - w)
+        assert np.array_equal(shared_start, first)
+        assert np.array_equal(shared_length, np.minimum(end[upper], end[lower] - w) - first)
