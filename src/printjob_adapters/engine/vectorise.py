@@ -20,7 +20,7 @@ import numpy.typing as npt
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
 from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
-from printjob_adapters.engine.hidden_copies import fewer_copies
+from printjob_adapters.engine.hidden_copies import restack
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.stacking import layer_outlines, outline_edges, stack_layers
 from printjob_adapters.engine.subpixel import (
@@ -92,12 +92,12 @@ def vectorise(
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
-    members = fewer_copies(graph, stacking.order, stacking.members, fitted)
+    stacking = restack(graph, stacking, palette, fitted)
     order = stacking.order.tolist()
     outlines = []
     for first in range(0, len(order), _OUTLINES_AT_ONCE):
         rows = order[first : first + _OUTLINES_AT_ONCE]
-        outlines += layer_outlines(graph, members[rows], fitted)
+        outlines += layer_outlines(graph, stacking.members[rows], fitted)
         for done in range(first, first + len(rows)):
             checkpoint(0.95 + 0.03 * done / len(order))
     # Counted from the op codes, before a command of a too busy design is built.
