@@ -12,11 +12,11 @@ Per layer, over the faces it may add (painted later than k, not yet in its set):
 - forced in: k's set from the stacking (its own faces and those the seam rule added);
 - forced out: faces painted before k and left-out (transparent) faces;
 - free: the rest. A free face G may join k only where no new fringe of k's colour can
-  be seen: every edge it would put on k's outline must run between G and the canvas
-  border, or between G and a later face H that some layer painted after k fills
-  together with G (solid over the edge, so k's anti-aliased edge there is covered).
-  A free face with an edge to a face painted before k (or a transparent one) is
-  forced out; two free faces sharing an uncovered edge go in or out together.
+  be seen: every edge it would put on k's outline must run between G and a later
+  face H that some layer painted after k fills together with G (solid over the edge,
+  so k's anti-aliased edge there is covered). A free face with an edge to a face
+  painted before k, a transparent one or the canvas border is forced out; two free
+  faces sharing an uncovered edge go in or out together.
 
 The file's segments of layer k are the fitted segments of its outline's edges, so the
 best choice is a minimum s-t cut of the face adjacency graph, each edge weighing its
@@ -32,7 +32,7 @@ from collections import deque
 
 import numpy as np
 
-from printjob_adapters.engine.boundaries import OUTSIDE, BoundaryGraph
+from printjob_adapters.engine.boundaries import BoundaryGraph
 from printjob_adapters.engine.curves import FittedEdges
 from printjob_adapters.engine.stacking import Stacking, near_pairs, outline_edges, stack_layers
 
@@ -257,13 +257,14 @@ def _cut_layer(
         # No free face borders the set: adding any only lengthens the outline.
         return None
     both_free = free[b]
-    # Edges a free face would newly put on the outline: to the canvas border (always
-    # unseen), to a face painted before k or left out (a new fringe: blocked), or to
-    # another later face, unseen only when a layer painted after k fills both.
+    # Edges a free face would newly put on the outline: to a face painted before k, a
+    # left-out face or the canvas border (blocked: a new fringe of k's colour; along
+    # the border, the later face's own edge is placed from its pixels and may stop a
+    # fraction of a pixel short of it, so k would show in the last row), or to another
+    # later face, unseen only when a layer painted after k fills both.
     later_rows = members[order[idx + 1 :]]
     covered = (later_rows[:, a] & later_rows[:, b]).any(axis=0)
-    outside = labels[b] == OUTSIDE
-    open_edge = ~into_set & (outside | ((rank[b] > idx) & covered))
+    open_edge = ~into_set & (rank[b] > idx) & covered
     arcs = _Arcs()
     for fa, fb, w, to_set, pair_free, ok in zip(
         a.tolist(),
