@@ -42,6 +42,8 @@ class Stacking:
     order: np.ndarray
     #: members[k, f]: whether palette colour k's layer fills face f.
     members: np.ndarray
+    #: The near pairs the face sets were built from (`near_pairs`), when known.
+    pairs: np.ndarray | None = None
 
 
 def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
@@ -113,11 +115,19 @@ def _unique_codes(codes: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(seen)
 
 
-def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None = None) -> Stacking:
+def stack_layers(
+    graph: BoundaryGraph,
+    colors: int,
+    palette: np.ndarray | None = None,
+    order: np.ndarray | None = None,
+    pairs: np.ndarray | None = None,
+) -> Stacking:
     """Step 4a: order and face sets (see module docstring); `palette` (colours x 3,
-    0..255), when given, keeps the faces of a near shade in a layer (`_trim_fringes`).
-    O(faces × colours)."""
-    order = layer_order(graph, colors)
+    0..255), when given, keeps the faces of a near shade in a layer (`_trim_fringes`);
+    `order` and `pairs`, when given, replace `layer_order`'s and `near_pairs`' (a
+    second stacking of the same graph). O(faces × colours)."""
+    if order is None:
+        order = layer_order(graph, colors)
     rank = np.empty(colors, dtype=np.int64)
     rank[order] = np.arange(colors)
     labels = graph.face_label
@@ -125,7 +135,8 @@ def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None =
     members = np.zeros((colors, face_count), dtype=bool)
     own = np.nonzero(labels >= 0)[0]
     members[labels[own], own] = True
-    pairs = near_pairs(graph)
+    if pairs is None:
+        pairs = near_pairs(graph)
     if len(pairs):
         f, g = pairs[:, 0], pairs[:, 1]
         keep = (labels[f] >= 0) & (labels[g] >= 0)
@@ -143,7 +154,7 @@ def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None =
             np.concatenate([pairs, pairs[:, ::-1]]),
             _near_shades(palette, colors),
         )
-    return Stacking(order=order, members=members)
+    return Stacking(order=order, members=members, pairs=pairs)
 
 
 #: Largest distance (RGB, 0..255) between two palette colours that count as near
@@ -403,6 +414,9 @@ def _contour_outline(
     dst = np.where(fwd, segs[:, 2], origin)
     line = fitted.is_line[seg]
     of = contour[owner]
+    turned = _end_on_a_line(src, dst, line, of, count)
+    if turned is not None:
+        src, c1, c2, dst, line = src[turned], c1[turned], c2[turned], dst[turned], line[turned]
     keep = _merge_straight(src, dst, line, of)
     # The last segment of a contour of two or more, if straight, is the closePath.
     body = np.bincount(of[keep], minlength=count)
@@ -435,6 +449,42 @@ def _contour_outline(
     points[at[curve] + 1] = c2[kept[curve]]
     points[at + np.where(curve, 2, 0)] = dst[kept]
     return Outline(ops=ops, points=points), op_start
+
+
+def _end_on_a_line(
+    src: np.ndarray, dst: np.ndarray, line: np.ndarray, contour: np.ndarray, count: int
+) -> np.ndarray | None:
+    """The segments' order with every contour that ends on a curve but holds a straight
+    segment turned (cyclically) to end on its last straight run instead, so that the
+    closePath draws that run: one command fewer, the same shape. A run's end is a
+    straight segment the next one (cyclically) does not continue straight, so no run
+    is split across the start. Contours already ending on a straight segment keep
+    their start (pixel-grid art, all straight, keeps its bytes). None when no contour
+    turns. `contour` ascends. O(segments)."""
+    n = len(line)
+    if n == 0:
+        return None
+    start = np.searchsorted(contour, np.arange(count))
+    stop = np.append(start[1:], n)
+    used = stop > start
+    start, stop = start[used], stop[used]
+    following = np.arange(1, n + 1)
+    following[stop - 1] = start
+    run_end = line & ~(line[following] & _continues(src, dst, dst[following]))
+    last_run_end = np.maximum.reduceat(np.where(run_end, np.arange(n), -1), start)
+    turn = ~line[stop - 1] & (last_run_end >= 0)
+    if not turn.any():
+        return None
+    length = stop - start
+    # Per segment: its contour's start, length and the run end to finish on (or the
+    # contour's own last segment, for no turn).
+    owner = np.repeat(np.arange(len(start)), length)
+    finish = np.where(turn, last_run_end, stop - 1)
+    at = np.arange(n)
+    place = start[owner] + (at - finish[owner] - 1) % length[owner]
+    order = np.empty(n, dtype=np.int64)
+    order[place] = at
+    return order
 
 
 def _merge_straight(

@@ -21,6 +21,7 @@ from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_gr
 from printjob_adapters.engine.bounds import check_borders, check_segments
 from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
 from printjob_adapters.engine.detail import drawn_opaque
+from printjob_adapters.engine.hidden_copies import restack
 from printjob_adapters.engine.progress import Checkpoint
 from printjob_adapters.engine.stacking import layer_outlines, outline_edges, stack_layers
 from printjob_adapters.engine.subpixel import (
@@ -93,6 +94,7 @@ def vectorise(
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
+    stacking = restack(graph, stacking, palette, fitted)
     order = stacking.order.tolist()
     outlines = []
     for first in range(0, len(order), _OUTLINES_AT_ONCE):
