@@ -84,6 +84,23 @@ OWN_SHARE = 0.6
 #: to be added: a caption, not one faint letter.
 MIN_OWN_LETTERS = 3
 OWN_PART = 0.25
+#: Least share of a component too tall for type made of tints of the paper for those
+#: tints to be JPEG's ringing around words rather than part of a shape
+#: (`_without_ringing`): JPEG'd yellow-on-blue paragraphs are 0.6 to 0.75 tints.
+RINGING_SHARE = 0.5
+#: Largest lightness difference (mean of the channels) from the paper of a pixel taken
+#: for JPEG's ringing around coloured type (`_without_ringing`).
+NEAR_PAPER = 25
+#: Fewest letter-sized components in a row for a line of type (`_in_text_lines`), and
+#: most components looked at for lines (their pairs are compared).
+LINE_LETTERS = 3
+#: ... neighbours in a line are at most this many times their height apart (words three
+#: spaces apart in 8-px monospace are 16 to 18 px apart, a short word 4 px high).
+LINE_GAP = 3
+_MOST_LINE_LETTERS = 1500
+#: Longest palette in which JPEG's ringing is looked for (`_without_ringing`): JPEG'd
+#: type on a flat ground is segmented into 4 to 7 colours, photos into 16 and more.
+_RINGING_COLOURS = 8
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -152,6 +169,9 @@ class Letters:
     measured_coverage: bool = False
     #: Whether the art fits its palette (`_FlatTest`): a letter's own ink may be added.
     fits: bool = False
+    #: JPEG's ringing left out of the letters (`_without_ringing`), or None: around the
+    #: letters it is paper, not traced as blobs under their glyphs.
+    ringing: BoolArray | None = None
 
     @property
     def count(self) -> int:
@@ -194,6 +214,9 @@ def find_letters(
         return None
     candidate, misfit, commonest = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
+    ringing = _without_ringing(runs, candidate, misfit, rgb, palette, commonest, flat)
+    if ringing is not None:
+        candidate, runs, left_out = ringing
     n = runs.count
     extent, area = runs.extents()
     height = extent[:, 1] - extent[:, 0]
@@ -226,6 +249,10 @@ def find_letters(
     votes = np.bincount(
         (component[mine] - 1).astype(np.int64) * k + near_labels[mine], minlength=count * k
     ).reshape(count, k)
+    if ringing is not None:
+        # A colour of the paper's lightness is ringing, no ink: a stroke labelled with
+        # it is measured instead (drawn in it, it would not stand out from the paper).
+        votes[:, _papery(palette, commonest)] = 0
     ink = votes.argmax(axis=1).astype(np.int32)
     # Each letter lies whole inside the window: its size is its area from the runs.
     sized = area[letter]
@@ -238,7 +265,15 @@ def find_letters(
         colour[measured] = _extreme(
             rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
-    paper = _paper(near_labels, component, count)
+    around = near_labels
+    if ringing is not None:
+        # The ringing left out of the candidates lies around the words on their paper; a
+        # pixel of its colour exactly is a flat field of its own (a button, a menu bar)
+        # the words are printed on, and is their paper.
+        exact = np.clip(np.rint(palette), 0, 255).astype(np.uint8)[near_labels]
+        flat_field = (rgb[window][..., :3] == exact).all(axis=2)
+        around = np.where(left_out[window] & ~flat_field, commonest, near_labels)
+    paper = _paper(around, component, count)
     usable = paper >= 0
     lighter = np.zeros(count, dtype=bool)
     voted = ~measured & usable
@@ -265,6 +300,7 @@ def find_letters(
         ink_colour=colour,
         measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
         fits=flat.holds(),
+        ringing=None if ringing is None else left_out,
     )
 
 
@@ -631,6 +667,111 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
 
 
+def _without_ringing(
+    runs: _Runs,
+    candidate: BoolArray,
+    misfit: BoolArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    commonest: int,
+    flat: _FlatTest,
+) -> tuple[BoolArray, _Runs, BoolArray] | None:
+    """The candidates without the pixels of JPEG's ringing in components mostly made of
+    it, their runs, and the pixels left out; None when there are none.
+
+    JPEG rings around coloured 8-px type (yellow on blue): the blocks around each word
+    are labelled with tints of the paper and with mixtures whose colour the chroma blur
+    moved but whose lightness is the paper's (JPEG keeps lightness best). Such a colour
+    (lightness within `NEAR_PAPER` of the paper's) is no ink, but its pixels join a word
+    into a blob voted to be of that colour (drawn as a blob), or every word of a
+    paragraph into one component taller than `MAX_HEIGHT` (no word found). In a
+    component at least `RINGING_SHARE` of pixels of the paper's lightness, they are left
+    out (by their own lightness: a stroke the palette labelled with such a colour is
+    ink), and the words' own pixels are words again. A shape of its own colour with a
+    fringe of tints is mostly its own and is left whole. Only on art that fits a short
+    palette (`_RINGING_COLOURS`, `_FlatTest`) with such a colour: a photo's palette is
+    tens of colours, and its glows and shadows are no ringing. O(K) when the palette has
+    none; else O(box of the components), and O(L²) for the L letter-sized components
+    left (`_in_text_lines`): the words must come out in lines."""
+    if len(palette) > _RINGING_COLOURS or not _papery(palette, commonest).any():
+        return None
+    if not flat.holds():
+        return None
+    level = palette.sum(axis=1)
+    extent, area = runs.extents()
+    window = _window(extent, np.ones(runs.count, dtype=bool), candidate.shape, margin=0)
+    # By each pixel's own lightness: a stroke labelled with a ringing colour is ink.
+    near = rgb[window]
+    grey = near[..., 0].astype(np.int16)
+    grey += near[..., 1]
+    grey += near[..., 2]
+    ringing = np.abs(grey - int(np.rint(level[commonest]))) <= 3 * NEAR_PAPER
+    ringing &= candidate[window]
+    ringing &= ~misfit[window]
+    owner = runs.paint(window, np.arange(1, runs.count + 1, dtype=np.int32))
+    share = np.bincount(owner[ringing], minlength=runs.count + 1)[1:] / np.maximum(area, 1)
+    mostly = np.concatenate([[False], share >= RINGING_SHARE])
+    ringing &= mostly[owner]
+    if not ringing.any():
+        return None
+    left_out = np.zeros(candidate.shape, dtype=bool)
+    left_out[window] = ringing
+    kept = candidate & ~left_out
+    split = _join_fragments(_runs8(kept), kept.shape, flat)
+    # Only where the words come out in lines: a galaxy's glow left out leaves cores
+    # scattered, not letters in a row.
+    inline = _in_text_lines(split)
+    first = np.full(split.count, len(split.row), dtype=np.int64)
+    np.minimum.at(first, split.owner, np.arange(len(split.row), dtype=np.int64))
+    origin = owner[split.row[first] - window[0].start, split.start[first] - window[1].start]
+    confirmed = np.zeros(runs.count + 1, dtype=bool)
+    confirmed[origin[inline]] = True
+    confirmed[0] = False
+    if not confirmed.any():
+        return None
+    if not confirmed[owner[ringing]].all():
+        ringing &= confirmed[owner]
+        left_out[window] = ringing
+        kept = candidate & ~left_out
+        split = _join_fragments(_runs8(kept), kept.shape, flat)
+    return kept, split, left_out
+
+
+def _in_text_lines(runs: _Runs) -> BoolArray:
+    """Per component: whether it is letter-sized and one of at least `LINE_LETTERS`
+    such components in a row (each pair of neighbours sharing half the shorter one's
+    rows, no further apart than `LINE_GAP` times the taller one's height). False for all past
+    `_MOST_LINE_LETTERS` letter-sized components (a photo's specks, not a page).
+    O(L²) for the L letter-sized components."""
+    extent, _ = runs.extents()
+    height = extent[:, 1] - extent[:, 0]
+    inline = np.zeros(runs.count, dtype=bool)
+    sized = np.flatnonzero((height >= MIN_HEIGHT) & (height <= MAX_HEIGHT))
+    if not LINE_LETTERS <= len(sized) <= _MOST_LINE_LETTERS:
+        return inline
+    top, bottom, left, right = (extent[sized, c][:, None] for c in range(4))
+    tall = height[sized][:, None]
+    shared = np.minimum(bottom, bottom.T) - np.maximum(top, top.T)
+    gap = np.maximum(left, left.T) - np.minimum(right, right.T)
+    near = (2 * shared >= np.minimum(tall, tall.T)) & (gap <= LINE_GAP * np.maximum(tall, tall.T))
+    here, there = np.nonzero(np.triu(near, 1))
+    from printjob_adapters.engine.graphs import connected_components
+
+    count, group = connected_components(len(sized), here, there)
+    members = np.bincount(group, minlength=count)
+    inline[sized] = members[group] >= LINE_LETTERS
+    return inline
+
+
+def _papery(palette: FloatArray, commonest: int) -> BoolArray:
+    """Per palette colour: whether its lightness is within `NEAR_PAPER` of the
+    `commonest` colour's (the paper's; itself not counted). O(K)."""
+    level = palette.sum(axis=1)
+    papery: BoolArray = np.abs(level - level[commonest]) <= 3 * NEAR_PAPER
+    papery[commonest] = False
+    return papery
+
+
 def _tints(palette: FloatArray, commonest: int) -> BoolArray:
     """Per palette colour (and a last entry for unlabelled pixels, False): whether it
     is a tint of the `commonest` colour, within `TINT` of it in every channel. O(K)."""
@@ -770,11 +911,19 @@ def coverage(
     ink = letters.ink_colour[owner[near] - 1]
     paper = palette[letters.paper[owner[near] - 1]]
     span = ink - paper
-    along = ((rgb[near][:, :3].astype(np.float64) - paper) * span).sum(axis=1)
-    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    pixels = rgb[near][:, :3].astype(np.float64)
+    if letters.ringing is None:
+        along = ((pixels - paper) * span).sum(axis=1)
+        length = np.maximum((span * span).sum(axis=1), 1e-9)
+    else:
+        # JPEG'd coloured type: the chroma is blurred over the paper and keeps ringing,
+        # the lightness (what JPEG keeps best) holds the letters' shape.
+        rise = span.sum(axis=1)
+        along = (pixels - paper).sum(axis=1) * rise
+        length = np.maximum(rise * rise, 1e-9)
     amount = np.zeros(letters.component.shape, dtype=np.float64)
     amount[near] = np.clip(along / length, 0.0, 1.0)
-    strong = np.sqrt(length) >= MIN_CONTRAST
+    strong = np.sqrt((span * span).sum(axis=1)) >= MIN_CONTRAST
     owner = np.where(near, owner, 0).astype(np.int32)
     owner[near & ~strong[np.maximum(owner, 1) - 1]] = 0
     amount[owner == 0] = 0.0
@@ -887,6 +1036,7 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         paper=letters.paper[usable],
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
         fits=letters.fits,
+        ringing=letters.ringing,
     )
 
 
@@ -1088,6 +1238,9 @@ def overlay(
     inside &= owner > 0
     without = labels.copy()
     without[inside] = letters.paper[letters.component[inside] - 1]
+    if letters.ringing is not None:
+        ringing = letters.ringing & (owner > 0)
+        without[ringing] = letters.paper[owner[ringing] - 1]
     return TextOverlay(
         segmentation=attrs.evolve(segmentation, labels=without),
         glyphs=glyphs,
