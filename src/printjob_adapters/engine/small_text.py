@@ -738,17 +738,25 @@ def _without_ringing(
 
 
 def _in_text_lines(runs: _Runs) -> BoolArray:
-    """Per component: whether it is letter-sized and one of at least `LINE_LETTERS`
-    such components in a row (each pair of neighbours sharing half the shorter one's
-    rows, no further apart than `LINE_GAP` times the taller one's height). False for all past
-    `_MOST_LINE_LETTERS` letter-sized components (a photo's specks, not a page).
-    O(L²) for the L letter-sized components."""
+    """Per component of `runs`: whether it is a letter of a line of type
+    (`_text_lines`). O(R + L²)."""
     extent, _ = runs.extents()
+    inline: BoolArray = _text_lines(extent) >= 0
+    return inline
+
+
+def _text_lines(extent: npt.NDArray[np.int64]) -> IntArray:
+    """Per component (its `extent`: first row, row past the last, first column, column
+    past the last): the line of type it is a letter of, or -1. A line is at least
+    `LINE_LETTERS` letter-sized components in a row, each pair of neighbours sharing
+    half the shorter one's rows, no further apart than `LINE_GAP` times the taller
+    one's height. None past `_MOST_LINE_LETTERS` letter-sized components (a photo's
+    specks, not a page). O(L²) for the L letter-sized components."""
     height = extent[:, 1] - extent[:, 0]
-    inline = np.zeros(runs.count, dtype=bool)
+    line = np.full(len(extent), -1, dtype=np.int32)
     sized = np.flatnonzero((height >= MIN_HEIGHT) & (height <= MAX_HEIGHT))
     if not LINE_LETTERS <= len(sized) <= _MOST_LINE_LETTERS:
-        return inline
+        return line
     top, bottom, left, right = (extent[sized, c][:, None] for c in range(4))
     tall = height[sized][:, None]
     shared = np.minimum(bottom, bottom.T) - np.maximum(top, top.T)
@@ -759,8 +767,8 @@ def _in_text_lines(runs: _Runs) -> BoolArray:
 
     count, group = connected_components(len(sized), here, there)
     members = np.bincount(group, minlength=count)
-    inline[sized] = members[group] >= LINE_LETTERS
-    return inline
+    line[sized] = np.where(members[group] >= LINE_LETTERS, group, -1)
+    return line
 
 
 def _papery(palette: FloatArray, commonest: int) -> BoolArray:
@@ -1040,6 +1048,64 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     )
 
 
+def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]) -> Letters:
+    """Letters of a line of type labelled with a tint of the line's ink take that ink.
+
+    With an explicit colour count a grey caption's letters are labelled with the
+    palette's dark ink or with a light tint of it, letter by letter, as their strongest
+    pixels fall (a caption in two inks). A letter whose palette ink lies between its
+    paper and the ink most letters of its line (`_text_lines`) have, on the line from
+    one to the other (`MIX_RESIDUAL`), is such a letter. O(letters · K) when no letter
+    is labelled with a tint of another letter's ink; else O(N) for the letters' boxes,
+    O(L²) for the lines and O(pixels of the letters) for their strongest pixels."""
+    k = len(palette)
+    paper = palette[letters.paper]
+    used = np.unique(letters.ink)
+    span = palette[used][None, :, :] - paper[:, None, :]
+    offset = (palette[letters.ink] - paper)[:, None, :]
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset).sum(axis=2) / length
+    apart = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    tint_of_some = ((amount > 0.0) & (amount < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
+    if not tint_of_some.any():
+        return letters
+    rows, cols = np.nonzero(letters.component)
+    owner = letters.component[rows, cols] - 1
+    extent = np.empty((letters.count, 4), dtype=np.int64)
+    extent[:, 0] = rows.max() + 1
+    extent[:, 1] = 0
+    extent[:, 2] = cols.max() + 1
+    extent[:, 3] = 0
+    np.minimum.at(extent[:, 0], owner, rows)
+    np.maximum.at(extent[:, 1], owner, rows + 1)
+    np.minimum.at(extent[:, 2], owner, cols)
+    np.maximum.at(extent[:, 3], owner, cols + 1)
+    line = _text_lines(extent)
+    inline = line >= 0
+    if not inline.any():
+        return letters
+    lines = int(line.max()) + 1
+    votes = np.bincount(line[inline] * k + letters.ink[inline], minlength=lines * k)
+    main = votes.reshape(lines, k).argmax(axis=1)
+    target = np.where(inline, main[np.maximum(line, 0)], letters.ink)
+    towards = palette[target] - paper
+    reach = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    own = palette[letters.ink] - paper
+    along = (own * towards).sum(axis=1) / reach
+    off = np.sqrt(((own - along[:, None] * towards) ** 2).sum(axis=1))
+    tinted = inline & (target != letters.ink) & (along > 0.0) & (along < 1.0)
+    tinted &= off <= MIX_RESIDUAL
+    if not tinted.any():
+        return letters
+    ink = np.where(tinted, target, letters.ink).astype(np.int32)
+    # Their coverage is measured against their own strongest pixels: against the line's
+    # darker ink a light letter's strokes would fall under the cut and vanish.
+    seen, _ = _strongest(rgb, letters, palette)
+    colour = letters.ink_colour.copy()
+    colour[tinted] = seen[tinted]
+    return attrs.evolve(letters, ink=ink, ink_colour=colour)
+
+
 def _own_inks(
     letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
 ) -> tuple[Letters, FloatArray]:
@@ -1230,6 +1296,8 @@ def overlay(
         return None
     if automatic and measured:
         letters, palette = _own_inks(letters, palette, rgba)
+    elif not automatic:
+        letters = _one_ink_per_line(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:

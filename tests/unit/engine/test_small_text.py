@@ -406,3 +406,22 @@ def test_letters_over_a_box_too_large_to_zoom_are_left_to_the_tracer(
     monkeypatch.setattr(small_text, "MAX_BOX_PIXELS", image.width * image.height // 4)
     assert _overlay(image) is None
     assert trace(_png(image), TraceOptions()).colors == 2
+
+
+def test_an_explicit_colour_count_prints_a_caption_in_one_ink() -> None:
+    # With `colors=3` the palette of a grey caption under black type is black, a light
+    # tint and white: letter by letter the caption was labelled black or the tint
+    # ("pr", "ur", "wi" printed light among black letters). The letters of a line now
+    # take the ink most of its letters have (`_one_ink_per_line`).
+    image = _grey_caption(150)
+    result = trace(_png(image), TraceOptions(colors=3))
+    svg = result.data.decode()
+    png = resvg_py.svg_to_bytes(svg_string=svg, width=image.width * 4, dpi=300)
+    render = np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
+    caption = render[4 * 34 : 4 * 100].reshape(-1, 3)
+    inks = [
+        fill
+        for fill in _fills(svg)
+        if fill != (255, 255, 255) and int((caption == np.array(fill)).all(axis=1).sum()) >= 50
+    ]
+    assert len(inks) == 1, f"caption inks {inks}"
