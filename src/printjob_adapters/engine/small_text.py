@@ -101,6 +101,12 @@ _MOST_LINE_LETTERS = 1500
 #: Longest palette in which JPEG's ringing is looked for (`_without_ringing`): JPEG'd
 #: type on a flat ground is segmented into 4 to 7 colours, photos into 16 and more.
 _RINGING_COLOURS = 8
+#: A mark at most this wide, at most `PERIOD_GAP` pixels after a letter of a line of
+#: type on its bottom row, is joined to it (`_join_periods`); marks times letters past
+#: `_MOST_PERIOD_PAIRS` are not looked at (a photo's specks).
+PERIOD_SIZE = 3
+PERIOD_GAP = 3
+_MOST_PERIOD_PAIRS = 1_000_000
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -214,11 +220,16 @@ def find_letters(
         return None
     candidate, misfit, commonest = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
-    ringing = _without_ringing(runs, candidate, misfit, rgb, palette, commonest, flat)
+    extent, area = runs.extents()
+    ringing = _without_ringing(runs, extent, area, candidate, misfit, rgb, palette, commonest, flat)
     if ringing is not None:
         candidate, runs, left_out = ringing
+        extent, area = runs.extents()
+    periods = _join_periods(runs, extent, flat)
+    if periods is not runs:
+        runs = periods
+        extent, area = runs.extents()
     n = runs.count
-    extent, area = runs.extents()
     height = extent[:, 1] - extent[:, 0]
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
@@ -667,8 +678,49 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
 
 
+def _join_periods(runs: _Runs, extent: npt.NDArray[np.int64], flat: _FlatTest) -> _Runs:
+    """`runs` with each mark too short for a letter (under `MIN_HEIGHT` rows, at most
+    `PERIOD_SIZE` pixels wide) that sits on the bottom row of a letter of a line of type
+    (`_text_lines`, within a row) at most `PERIOD_GAP` pixels after it joined to that
+    letter: a monospace period three pixels after its letter is further than
+    `FRAGMENT_GAP`. Tied to a line (three letters in a row), not to a pair: a star
+    beside a galaxy is no period. Only on art that fits its palette (`_FlatTest`).
+    O(L²) for the L letter-sized components, O(F · L) for the F marks."""
+    height = extent[:, 1] - extent[:, 0]
+    width = extent[:, 3] - extent[:, 2]
+    mark = np.flatnonzero((height < MIN_HEIGHT) & (width <= PERIOD_SIZE))
+    if not len(mark):
+        return runs
+    letter = np.flatnonzero(_text_lines(extent) >= 0)
+    if not len(letter) or len(mark) * len(letter) > _MOST_PERIOD_PAIRS or not flat.holds():
+        return runs
+    gap = extent[mark, 2][:, None] - extent[letter, 3][None, :]
+    baseline = np.abs(extent[mark, 1][:, None] - extent[letter, 1][None, :]) <= 1
+    after = baseline & (gap >= 0) & (gap <= PERIOD_GAP)
+    found = after.any(axis=1)
+    if not found.any():
+        return runs
+    n = runs.count
+    target = np.arange(n)
+    # The nearest letter before the mark.
+    nearest = np.where(after, gap, PERIOD_GAP + 1).argmin(axis=1)
+    target[mark[found]] = letter[nearest[found]]
+    first_run = np.full(n, len(runs.row), dtype=np.int64)
+    np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
+    _, new_id = np.unique(target, return_inverse=True)
+    count = int(new_id.max()) + 1
+    head = np.full(count, len(runs.row), dtype=np.int64)
+    np.minimum.at(head, new_id, first_run)
+    rank = np.empty(count, dtype=np.int32)
+    rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
+    renumbered = rank[new_id][runs.owner].astype(np.int32)
+    return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
+
+
 def _without_ringing(
     runs: _Runs,
+    extent: npt.NDArray[np.int64],
+    area: npt.NDArray[np.int64],
     candidate: BoolArray,
     misfit: BoolArray,
     rgb: npt.NDArray[np.uint8],
@@ -690,15 +742,18 @@ def _without_ringing(
     ink), and the words' own pixels are words again. A shape of its own colour with a
     fringe of tints is mostly its own and is left whole. Only on art that fits a short
     palette (`_RINGING_COLOURS`, `_FlatTest`) with such a colour: a photo's palette is
-    tens of colours, and its glows and shadows are no ringing. O(K) when the palette has
-    none; else O(box of the components), and O(L²) for the L letter-sized components
-    left (`_in_text_lines`): the words must come out in lines."""
+    tens of colours, and its glows and shadows are no ringing; and only where some
+    letters already stand in a line (`_text_lines`). O(K) when the palette has no such
+    colour, O(L²) for the L letter-sized components when no line is found; else O(box
+    of the components) and O(L²) again: the words must come out in lines."""
     if len(palette) > _RINGING_COLOURS or not _papery(palette, commonest).any():
         return None
-    if not flat.holds():
+    # Some words are read whole in spite of the ringing (a line of letters already):
+    # art with no line of type pays nothing more (a logo's shapes of the paper's
+    # lightness would cost a pass over the image).
+    if not (_text_lines(extent) >= 0).any() or not flat.holds():
         return None
     level = palette.sum(axis=1)
-    extent, area = runs.extents()
     window = _window(extent, np.ones(runs.count, dtype=bool), candidate.shape, margin=0)
     # By each pixel's own lightness: a stroke labelled with a ringing colour is ink.
     near = rgb[window]
