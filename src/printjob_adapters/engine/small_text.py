@@ -84,6 +84,29 @@ OWN_SHARE = 0.6
 #: to be added: a caption, not one faint letter.
 MIN_OWN_LETTERS = 3
 OWN_PART = 0.25
+#: Least share of a component too tall for type made of tints of the paper for those
+#: tints to be JPEG's ringing around words rather than part of a shape
+#: (`_without_ringing`): JPEG'd yellow-on-blue paragraphs are 0.6 to 0.75 tints.
+RINGING_SHARE = 0.5
+#: Largest lightness difference (mean of the channels) from the paper of a pixel taken
+#: for JPEG's ringing around coloured type (`_without_ringing`).
+NEAR_PAPER = 25
+#: Fewest letter-sized components in a row for a line of type (`_in_text_lines`), and
+#: most components looked at for lines (their pairs are compared).
+LINE_LETTERS = 3
+#: ... neighbours in a line are at most this many times their height apart (words three
+#: spaces apart in 8-px monospace are 16 to 18 px apart, a short word 4 px high).
+LINE_GAP = 3
+_MOST_LINE_LETTERS = 1500
+#: Longest palette in which JPEG's ringing is looked for (`_without_ringing`): JPEG'd
+#: type on a flat ground is segmented into 4 to 7 colours, photos into 16 and more.
+_RINGING_COLOURS = 8
+#: A mark at most this wide, at most `PERIOD_GAP` pixels after a letter of a line of
+#: type on its bottom row, is joined to it (`_join_periods`); marks times letters past
+#: `_MOST_PERIOD_PAIRS` are not looked at (a photo's specks).
+PERIOD_SIZE = 3
+PERIOD_GAP = 3
+_MOST_PERIOD_PAIRS = 1_000_000
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
@@ -152,6 +175,9 @@ class Letters:
     measured_coverage: bool = False
     #: Whether the art fits its palette (`_FlatTest`): a letter's own ink may be added.
     fits: bool = False
+    #: JPEG's ringing left out of the letters (`_without_ringing`), or None: around the
+    #: letters it is paper, not traced as blobs under their glyphs.
+    ringing: BoolArray | None = None
 
     @property
     def count(self) -> int:
@@ -194,8 +220,16 @@ def find_letters(
         return None
     candidate, misfit, commonest = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
-    n = runs.count
     extent, area = runs.extents()
+    ringing = _without_ringing(runs, extent, area, candidate, misfit, rgb, palette, commonest, flat)
+    if ringing is not None:
+        candidate, runs, left_out = ringing
+        extent, area = runs.extents()
+    periods = _join_periods(runs, extent, flat)
+    if periods is not runs:
+        runs = periods
+        extent, area = runs.extents()
+    n = runs.count
     height = extent[:, 1] - extent[:, 0]
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
@@ -226,6 +260,10 @@ def find_letters(
     votes = np.bincount(
         (component[mine] - 1).astype(np.int64) * k + near_labels[mine], minlength=count * k
     ).reshape(count, k)
+    if ringing is not None:
+        # A colour of the paper's lightness is ringing, no ink: a stroke labelled with
+        # it is measured instead (drawn in it, it would not stand out from the paper).
+        votes[:, _papery(palette, commonest)] = 0
     ink = votes.argmax(axis=1).astype(np.int32)
     # Each letter lies whole inside the window: its size is its area from the runs.
     sized = area[letter]
@@ -238,7 +276,15 @@ def find_letters(
         colour[measured] = _extreme(
             rgb[window], off, component, (1 + np.flatnonzero(measured)).astype(np.int32)
         )
-    paper = _paper(near_labels, component, count)
+    around = near_labels
+    if ringing is not None:
+        # The ringing left out of the candidates lies around the words on their paper; a
+        # pixel of its colour exactly is a flat field of its own (a button, a menu bar)
+        # the words are printed on, and is their paper.
+        exact = np.clip(np.rint(palette), 0, 255).astype(np.uint8)[near_labels]
+        flat_field = (rgb[window][..., :3] == exact).all(axis=2)
+        around = np.where(left_out[window] & ~flat_field, commonest, near_labels)
+    paper = _paper(around, component, count)
     usable = paper >= 0
     lighter = np.zeros(count, dtype=bool)
     voted = ~measured & usable
@@ -265,6 +311,7 @@ def find_letters(
         ink_colour=colour,
         measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
         fits=flat.holds(),
+        ringing=None if ringing is None else left_out,
     )
 
 
@@ -631,6 +678,163 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
 
 
+def _join_periods(runs: _Runs, extent: npt.NDArray[np.int64], flat: _FlatTest) -> _Runs:
+    """`runs` with each mark too short for a letter (under `MIN_HEIGHT` rows, at most
+    `PERIOD_SIZE` pixels wide) that sits on the bottom row of a letter of a line of type
+    (`_text_lines`, within a row) at most `PERIOD_GAP` pixels after it joined to that
+    letter: a monospace period three pixels after its letter is further than
+    `FRAGMENT_GAP`. Tied to a line (three letters in a row), not to a pair: a star
+    beside a galaxy is no period. Only on art that fits its palette (`_FlatTest`).
+    O(L²) for the L letter-sized components, O(F · L) for the F marks."""
+    height = extent[:, 1] - extent[:, 0]
+    width = extent[:, 3] - extent[:, 2]
+    mark = np.flatnonzero((height < MIN_HEIGHT) & (width <= PERIOD_SIZE))
+    if not len(mark):
+        return runs
+    letter = np.flatnonzero(_text_lines(extent) >= 0)
+    if not len(letter) or len(mark) * len(letter) > _MOST_PERIOD_PAIRS or not flat.holds():
+        return runs
+    gap = extent[mark, 2][:, None] - extent[letter, 3][None, :]
+    baseline = np.abs(extent[mark, 1][:, None] - extent[letter, 1][None, :]) <= 1
+    after = baseline & (gap >= 0) & (gap <= PERIOD_GAP)
+    found = after.any(axis=1)
+    if not found.any():
+        return runs
+    n = runs.count
+    target = np.arange(n)
+    # The nearest letter before the mark.
+    nearest = np.where(after, gap, PERIOD_GAP + 1).argmin(axis=1)
+    target[mark[found]] = letter[nearest[found]]
+    first_run = np.full(n, len(runs.row), dtype=np.int64)
+    np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
+    _, new_id = np.unique(target, return_inverse=True)
+    count = int(new_id.max()) + 1
+    head = np.full(count, len(runs.row), dtype=np.int64)
+    np.minimum.at(head, new_id, first_run)
+    rank = np.empty(count, dtype=np.int32)
+    rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
+    renumbered = rank[new_id][runs.owner].astype(np.int32)
+    return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
+
+
+def _without_ringing(
+    runs: _Runs,
+    extent: npt.NDArray[np.int64],
+    area: npt.NDArray[np.int64],
+    candidate: BoolArray,
+    misfit: BoolArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    commonest: int,
+    flat: _FlatTest,
+) -> tuple[BoolArray, _Runs, BoolArray] | None:
+    """The candidates without the pixels of JPEG's ringing in components mostly made of
+    it, their runs, and the pixels left out; None when there are none.
+
+    JPEG rings around coloured 8-px type (yellow on blue): the blocks around each word
+    are labelled with tints of the paper and with mixtures whose colour the chroma blur
+    moved but whose lightness is the paper's (JPEG keeps lightness best). Such a colour
+    (lightness within `NEAR_PAPER` of the paper's) is no ink, but its pixels join a word
+    into a blob voted to be of that colour (drawn as a blob), or every word of a
+    paragraph into one component taller than `MAX_HEIGHT` (no word found). In a
+    component at least `RINGING_SHARE` of pixels of the paper's lightness, they are left
+    out (by their own lightness: a stroke the palette labelled with such a colour is
+    ink), and the words' own pixels are words again. A shape of its own colour with a
+    fringe of tints is mostly its own and is left whole. Only on art that fits a short
+    palette (`_RINGING_COLOURS`, `_FlatTest`) with such a colour: a photo's palette is
+    tens of colours, and its glows and shadows are no ringing; and only where some
+    letters already stand in a line (`_text_lines`). O(K) when the palette has no such
+    colour, O(L²) for the L letter-sized components when no line is found; else O(box
+    of the components) and O(L²) again: the words must come out in lines."""
+    if len(palette) > _RINGING_COLOURS or not _papery(palette, commonest).any():
+        return None
+    # Some words are read whole in spite of the ringing (a line of letters already):
+    # art with no line of type pays nothing more (a logo's shapes of the paper's
+    # lightness would cost a pass over the image).
+    if not (_text_lines(extent) >= 0).any() or not flat.holds():
+        return None
+    level = palette.sum(axis=1)
+    window = _window(extent, np.ones(runs.count, dtype=bool), candidate.shape, margin=0)
+    # By each pixel's own lightness: a stroke labelled with a ringing colour is ink.
+    near = rgb[window]
+    grey = near[..., 0].astype(np.int16)
+    grey += near[..., 1]
+    grey += near[..., 2]
+    ringing = np.abs(grey - int(np.rint(level[commonest]))) <= 3 * NEAR_PAPER
+    ringing &= candidate[window]
+    ringing &= ~misfit[window]
+    owner = runs.paint(window, np.arange(1, runs.count + 1, dtype=np.int32))
+    share = np.bincount(owner[ringing], minlength=runs.count + 1)[1:] / np.maximum(area, 1)
+    mostly = np.concatenate([[False], share >= RINGING_SHARE])
+    ringing &= mostly[owner]
+    if not ringing.any():
+        return None
+    left_out = np.zeros(candidate.shape, dtype=bool)
+    left_out[window] = ringing
+    kept = candidate & ~left_out
+    split = _join_fragments(_runs8(kept), kept.shape, flat)
+    # Only where the words come out in lines: a galaxy's glow left out leaves cores
+    # scattered, not letters in a row.
+    inline = _in_text_lines(split)
+    first = np.full(split.count, len(split.row), dtype=np.int64)
+    np.minimum.at(first, split.owner, np.arange(len(split.row), dtype=np.int64))
+    origin = owner[split.row[first] - window[0].start, split.start[first] - window[1].start]
+    confirmed = np.zeros(runs.count + 1, dtype=bool)
+    confirmed[origin[inline]] = True
+    confirmed[0] = False
+    if not confirmed.any():
+        return None
+    if not confirmed[owner[ringing]].all():
+        ringing &= confirmed[owner]
+        left_out[window] = ringing
+        kept = candidate & ~left_out
+        split = _join_fragments(_runs8(kept), kept.shape, flat)
+    return kept, split, left_out
+
+
+def _in_text_lines(runs: _Runs) -> BoolArray:
+    """Per component of `runs`: whether it is a letter of a line of type
+    (`_text_lines`). O(R + L²)."""
+    extent, _ = runs.extents()
+    inline: BoolArray = _text_lines(extent) >= 0
+    return inline
+
+
+def _text_lines(extent: npt.NDArray[np.int64]) -> IntArray:
+    """Per component (its `extent`: first row, row past the last, first column, column
+    past the last): the line of type it is a letter of, or -1. A line is at least
+    `LINE_LETTERS` letter-sized components in a row, each pair of neighbours sharing
+    half the shorter one's rows, no further apart than `LINE_GAP` times the taller
+    one's height. None past `_MOST_LINE_LETTERS` letter-sized components (a photo's
+    specks, not a page). O(L²) for the L letter-sized components."""
+    height = extent[:, 1] - extent[:, 0]
+    line = np.full(len(extent), -1, dtype=np.int32)
+    sized = np.flatnonzero((height >= MIN_HEIGHT) & (height <= MAX_HEIGHT))
+    if not LINE_LETTERS <= len(sized) <= _MOST_LINE_LETTERS:
+        return line
+    top, bottom, left, right = (extent[sized, c][:, None] for c in range(4))
+    tall = height[sized][:, None]
+    shared = np.minimum(bottom, bottom.T) - np.maximum(top, top.T)
+    gap = np.maximum(left, left.T) - np.minimum(right, right.T)
+    near = (2 * shared >= np.minimum(tall, tall.T)) & (gap <= LINE_GAP * np.maximum(tall, tall.T))
+    here, there = np.nonzero(np.triu(near, 1))
+    from printjob_adapters.engine.graphs import connected_components
+
+    count, group = connected_components(len(sized), here, there)
+    members = np.bincount(group, minlength=count)
+    line[sized] = np.where(members[group] >= LINE_LETTERS, group, -1)
+    return line
+
+
+def _papery(palette: FloatArray, commonest: int) -> BoolArray:
+    """Per palette colour: whether its lightness is within `NEAR_PAPER` of the
+    `commonest` colour's (the paper's; itself not counted). O(K)."""
+    level = palette.sum(axis=1)
+    papery: BoolArray = np.abs(level - level[commonest]) <= 3 * NEAR_PAPER
+    papery[commonest] = False
+    return papery
+
+
 def _tints(palette: FloatArray, commonest: int) -> BoolArray:
     """Per palette colour (and a last entry for unlabelled pixels, False): whether it
     is a tint of the `commonest` colour, within `TINT` of it in every channel. O(K)."""
@@ -770,11 +974,19 @@ def coverage(
     ink = letters.ink_colour[owner[near] - 1]
     paper = palette[letters.paper[owner[near] - 1]]
     span = ink - paper
-    along = ((rgb[near][:, :3].astype(np.float64) - paper) * span).sum(axis=1)
-    length = np.maximum((span * span).sum(axis=1), 1e-9)
+    pixels = rgb[near][:, :3].astype(np.float64)
+    if letters.ringing is None:
+        along = ((pixels - paper) * span).sum(axis=1)
+        length = np.maximum((span * span).sum(axis=1), 1e-9)
+    else:
+        # JPEG'd coloured type: the chroma is blurred over the paper and keeps ringing,
+        # the lightness (what JPEG keeps best) holds the letters' shape.
+        rise = span.sum(axis=1)
+        along = (pixels - paper).sum(axis=1) * rise
+        length = np.maximum(rise * rise, 1e-9)
     amount = np.zeros(letters.component.shape, dtype=np.float64)
     amount[near] = np.clip(along / length, 0.0, 1.0)
-    strong = np.sqrt(length) >= MIN_CONTRAST
+    strong = np.sqrt((span * span).sum(axis=1)) >= MIN_CONTRAST
     owner = np.where(near, owner, 0).astype(np.int32)
     owner[near & ~strong[np.maximum(owner, 1) - 1]] = 0
     amount[owner == 0] = 0.0
@@ -887,7 +1099,66 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         paper=letters.paper[usable],
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
         fits=letters.fits,
+        ringing=letters.ringing,
     )
+
+
+def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]) -> Letters:
+    """Letters of a line of type labelled with a tint of the line's ink take that ink.
+
+    With an explicit colour count a grey caption's letters are labelled with the
+    palette's dark ink or with a light tint of it, letter by letter, as their strongest
+    pixels fall (a caption in two inks). A letter whose palette ink lies between its
+    paper and the ink most letters of its line (`_text_lines`) have, on the line from
+    one to the other (`MIX_RESIDUAL`), is such a letter. O(letters · K) when no letter
+    is labelled with a tint of another letter's ink; else O(N) for the letters' boxes,
+    O(L²) for the lines and O(pixels of the letters) for their strongest pixels."""
+    k = len(palette)
+    paper = palette[letters.paper]
+    used = np.unique(letters.ink)
+    span = palette[used][None, :, :] - paper[:, None, :]
+    offset = (palette[letters.ink] - paper)[:, None, :]
+    length = np.maximum((span * span).sum(axis=2), 1e-9)
+    amount = (span * offset).sum(axis=2) / length
+    apart = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    tint_of_some = ((amount > 0.0) & (amount < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
+    if not tint_of_some.any():
+        return letters
+    rows, cols = np.nonzero(letters.component)
+    owner = letters.component[rows, cols] - 1
+    extent = np.empty((letters.count, 4), dtype=np.int64)
+    extent[:, 0] = rows.max() + 1
+    extent[:, 1] = 0
+    extent[:, 2] = cols.max() + 1
+    extent[:, 3] = 0
+    np.minimum.at(extent[:, 0], owner, rows)
+    np.maximum.at(extent[:, 1], owner, rows + 1)
+    np.minimum.at(extent[:, 2], owner, cols)
+    np.maximum.at(extent[:, 3], owner, cols + 1)
+    line = _text_lines(extent)
+    inline = line >= 0
+    if not inline.any():
+        return letters
+    lines = int(line.max()) + 1
+    votes = np.bincount(line[inline] * k + letters.ink[inline], minlength=lines * k)
+    main = votes.reshape(lines, k).argmax(axis=1)
+    target = np.where(inline, main[np.maximum(line, 0)], letters.ink)
+    towards = palette[target] - paper
+    reach = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    own = palette[letters.ink] - paper
+    along = (own * towards).sum(axis=1) / reach
+    off = np.sqrt(((own - along[:, None] * towards) ** 2).sum(axis=1))
+    tinted = inline & (target != letters.ink) & (along > 0.0) & (along < 1.0)
+    tinted &= off <= MIX_RESIDUAL
+    if not tinted.any():
+        return letters
+    ink = np.where(tinted, target, letters.ink).astype(np.int32)
+    # Their coverage is measured against their own strongest pixels: against the line's
+    # darker ink a light letter's strokes would fall under the cut and vanish.
+    seen, _ = _strongest(rgb, letters, palette)
+    colour = letters.ink_colour.copy()
+    colour[tinted] = seen[tinted]
+    return attrs.evolve(letters, ink=ink, ink_colour=colour)
 
 
 def _own_inks(
@@ -1080,6 +1351,8 @@ def overlay(
         return None
     if automatic and measured:
         letters, palette = _own_inks(letters, palette, rgba)
+    elif not automatic:
+        letters = _one_ink_per_line(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)
     glyphs = glyph_labels(amount, owner, letters, palette)
     if glyphs is None:
@@ -1088,6 +1361,9 @@ def overlay(
     inside &= owner > 0
     without = labels.copy()
     without[inside] = letters.paper[letters.component[inside] - 1]
+    if letters.ringing is not None:
+        ringing = letters.ringing & (owner > 0)
+        without[ringing] = letters.paper[owner[ringing] - 1]
     return TextOverlay(
         segmentation=attrs.evolve(segmentation, labels=without),
         glyphs=glyphs,

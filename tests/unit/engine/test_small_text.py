@@ -170,14 +170,16 @@ def _marks_kept(image: Image.Image, marks: list[tuple[int, ...]], paper: RGB) ->
 
 @pytest.mark.parametrize("pair", ["dark-on-light", "light-on-dark", "yellow-on-blue"])
 @pytest.mark.parametrize(
-    ("file", "share"), [("DejaVuSans.ttf", 1.0), ("DejaVuSerif.ttf", 1.0), (MONO, 0.6)]
+    ("file", "share"), [("DejaVuSans.ttf", 1.0), ("DejaVuSerif.ttf", 1.0), (MONO, 0.9)]
 )
 def test_punctuation_dots_are_kept(pair: str, file: str, share: float) -> None:
     # A period, a comma, a colon's dots and an i's dot are under MIN_HEIGHT rows: once
     # the clean-up merged them into the paper they were no letter and were lost (sans
     # and serif kept 10 to 12 of the 13 marks, monospace none). They now join the letter
-    # beside them (`_join_fragments`): sans and serif keep all 13, monospace 8 or 9 (a
-    # period three pixels after its letter stays apart).
+    # beside them (`_join_fragments`): sans and serif keep all 13, monospace 8 to 10 (a
+    # period three pixels after its letter stayed apart); a mark on the bottom row of a
+    # letter of a line of type, three pixels after it, joins it too (`_join_periods`):
+    # monospace 13, 13 and 12.
     ink, paper = PAIRS[pair]
     image, marks = _punctuated(file, ink, paper)
     kept = _marks_kept(image, marks, paper)
@@ -203,11 +205,17 @@ def test_a_light_caption_is_drawn_with_the_shape_of_its_own_ink() -> None:
     assert recall >= 0.75, f"light caption: {recall:.2f}"
 
 
-@pytest.mark.parametrize(("font", "least"), [("sans", 0.25), ("serif", 0.44)])
+@pytest.mark.parametrize(
+    ("font", "least"), [("sans", 0.44), ("serif", 0.5), ("bold", 0.44), ("mono", 0.19)]
+)
 def test_jpeg_yellow_type_on_blue_is_drawn_in_its_own_ink(font: str, least: float) -> None:
     # JPEG's chroma blur leaves no yellow in the palette: session 5 drew these words in
     # a grey-green mixture and read 0.20 (sans) and 0.25 (serif). The letters' own ink,
-    # measured from their strongest pixels, is added (`_foreign_inks`): 0.30 and 0.50.
+    # measured from their strongest pixels, is added (`_foreign_inks`): 0.30 and 0.50,
+    # bold 0.00 and mono 0.06 (the ringing around the words, labelled with colours of
+    # the blue's lightness, joined a paragraph into one blob or a word into a blob of
+    # the ringing's colour). The ringing is left out of the letters
+    # (`_without_ringing`): 0.50, 0.62, 0.56 and 0.31.
     ink, paper = PAIRS["yellow-on-blue"]
     image = hard_synthetic.jpeg(_text(font, 8, ink, paper), 75)
     recall, _ = _recall(image)
@@ -400,3 +408,22 @@ def test_letters_over_a_box_too_large_to_zoom_are_left_to_the_tracer(
     monkeypatch.setattr(small_text, "MAX_BOX_PIXELS", image.width * image.height // 4)
     assert _overlay(image) is None
     assert trace(_png(image), TraceOptions()).colors == 2
+
+
+def test_an_explicit_colour_count_prints_a_caption_in_one_ink() -> None:
+    # With `colors=3` the palette of a grey caption under black type is black, a light
+    # tint and white: letter by letter the caption was labelled black or the tint
+    # ("pr", "ur", "wi" printed light among black letters). The letters of a line now
+    # take the ink most of its letters have (`_one_ink_per_line`).
+    image = _grey_caption(150)
+    result = trace(_png(image), TraceOptions(colors=3))
+    svg = result.data.decode()
+    png = resvg_py.svg_to_bytes(svg_string=svg, width=image.width * 4, dpi=300)
+    render = np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"))
+    caption = render[4 * 34 : 4 * 100].reshape(-1, 3)
+    inks = [
+        fill
+        for fill in _fills(svg)
+        if fill != (255, 255, 255) and int((caption == np.array(fill)).all(axis=1).sum()) >= 50
+    ]
+    assert len(inks) == 1, f"caption inks {inks}"
