@@ -85,6 +85,12 @@ def check_specks(labels: npt.NDArray[np.integer]) -> None:
         )
 
 
+def over_speck_cap(labels: npt.NDArray[np.integer]) -> bool:
+    """Whether a colour map has more lone pixels than `MAX_SPECK_PIXELS` (`check_specks`
+    would refuse it). O(pixels), nothing for a map too small to reach the cap."""
+    return labels.size > MAX_SPECK_PIXELS and speck_pixels(labels) > MAX_SPECK_PIXELS
+
+
 def check_borders(labels: npt.NDArray[np.integer]) -> None:
     """Refuse a label map with more than `MAX_BORDER_CRACKS` border cracks. O(pixels),
     nothing for a map too small to reach the cap (fewer than two cracks per pixel)."""
