@@ -130,3 +130,31 @@ def test_a_photos_speck_area_grows_with_its_pixels_over_the_reference() -> None:
     assert cleanup.speck_area(3 * cleanup.SPECK_SCALE_PIXELS, photo=True) == 3 * cleanup.SPECK_AREA
     # Flat art, stamps and scans keep theirs at any size.
     assert cleanup.speck_area(3 * cleanup.SPECK_SCALE_PIXELS, photo=False) == cleanup.SPECK_AREA
+
+
+def test_a_photo_past_the_segment_cap_is_traced_again_in_fewer_colours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from printjob_adapters.engine import vectorise
+
+    counted: list[int] = []
+    real_check = vectorise.check_segments
+
+    def counting_check(segments: int, estimate: bool = False) -> None:
+        if not estimate:
+            counted.append(segments)
+        real_check(segments, estimate)
+
+    monkeypatch.setattr(vectorise, "check_segments", counting_check)
+    sky = night_sky()
+    first = trace(sky, TraceOptions())
+    full = counted[-1]
+    monkeypatch.setattr(bounds, "MAX_SEGMENTS", int(0.9 * full))
+    counted.clear()
+    again = trace(sky, TraceOptions())
+    assert counted[0] == full  # the first trace passed the cap ...
+    assert counted[-1] <= int(0.9 * full)  # ... and the second is under it
+    assert again.colors <= first.colors // 2 + 1
+    # An explicit colour count is what the customer asked for: refused, not changed.
+    with pytest.raises(bounds.TooManySegments, match=r"path segments, at most"):
+        trace(sky, TraceOptions(colors=first.colors))
