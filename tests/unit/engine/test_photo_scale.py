@@ -158,3 +158,19 @@ def test_a_photo_past_the_segment_cap_is_traced_again_in_fewer_colours(
     # An explicit colour count is what the customer asked for: refused, not changed.
     with pytest.raises(bounds.TooManySegments, match=r"path segments, at most"):
         trace(sky, TraceOptions(colors=first.colors))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_window_mode_filter_gives_the_per_label_result(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    height, width = (int(v) for v in rng.integers(1, 40, 2))
+    colours = int(rng.integers(2, 300))
+    labels = rng.integers(-1, colours, (height, width)).astype(np.int32)
+    if seed % 2:  # blocks of 2 x 2: the window has majorities to find
+        labels = np.repeat(np.repeat(labels, 2, 0), 2, 1)[:height, :width].copy()
+    by_window = cleanup._majority_by_window(labels)
+    monkeypatch.setattr(cleanup, "WINDOW_LABELS", 10**9)
+    per_label = cleanup._majority(labels)
+    assert (by_window == per_label).all()
