@@ -8,7 +8,7 @@ SVG), so each peak is that trace's own; the CPU time is `time.process_time` of t
 alone, decoding included, imports not. The SVG is rendered with resvg and compared with the
 input (mean CIEDE2000 at 1x). A refusal is reported as such.
 
-    .venv/bin/python bench/photo_scale.py [--only NAME ...] [--out DIR]
+    .venv/bin/python bench/photo_scale.py [--only NAME ...] [--hard DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-#: (name, scikit-image function); the stereo pair's left view.
+#: (name, scikit-image function, or a file of the public hard set); the stereo pair's
+#: left view.
 PHOTOS = (
     ("astronaut", "astronaut"),
     ("coffee", "coffee"),
     ("chelsea", "chelsea"),
     ("rocket", "rocket"),
     ("tissue", "immunohistochemistry"),
-    ("grace", "grace_hopper"),
+    ("grace", "mpl-grace-hopper.jpg"),
     ("hubble", "hubble_deep_field"),
     ("motorcycle", "stereo_motorcycle"),
     ("retina", "retina"),
@@ -71,14 +72,18 @@ print(json.dumps({{"seconds": seconds, "peak_mb": peak, "colours": result.colors
 """
 
 
-def photo(function: str) -> bytes:
+def photo(function: str, hard: Path) -> bytes:
     """The sample photo at ~3 MP, noisy, as JPEG (deterministic)."""
-    from skimage import data
+    if function.endswith(".jpg"):
+        with Image.open(hard / function) as opened:
+            image = opened.convert("RGB")
+    else:
+        from skimage import data
 
-    array = getattr(data, function)()
-    if isinstance(array, tuple):
-        array = array[0]
-    image = Image.fromarray(array).convert("RGB")
+        array = getattr(data, function)()
+        if isinstance(array, tuple):
+            array = array[0]
+        image = Image.fromarray(array).convert("RGB")
     aspect = image.width / image.height
     width = int((PIXELS * aspect) ** 0.5)
     height = int(width / aspect)
@@ -94,6 +99,7 @@ def photo(function: str) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--hard", type=Path, default=Path("/work/shared/corpus-hard"))
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "photo-scale")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +111,7 @@ def main() -> None:
             continue
         path = args.out / f"{name}.jpg"
         if not path.exists():
-            path.write_bytes(photo(function))
+            path.write_bytes(photo(function, args.hard))
         with Image.open(path) as image:
             size = f"{image.width}x{image.height}"
         child = _CHILD.format(bench=bench, path=str(path))
