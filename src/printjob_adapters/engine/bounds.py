@@ -51,6 +51,12 @@ class TooMuchDetail(TracingFailed):
     for minutes or handing back a file no printer can open."""
 
 
+class TooManySegments(TooMuchDetail):
+    """The traced design would pass `MAX_SEGMENTS`: told apart from the other refusals
+    because a photo's trace can be made again with fewer colours (`pipeline`), while
+    noise or combs are refused by the earlier checks."""
+
+
 def border_cracks(labels: npt.NDArray[np.integer]) -> int:
     """Cracks between 4-neighbouring pixels of different labels. O(pixels); its only
     temporary is one bool map the size of the image."""
@@ -85,6 +91,12 @@ def check_specks(labels: npt.NDArray[np.integer]) -> None:
         )
 
 
+def over_speck_cap(labels: npt.NDArray[np.integer]) -> bool:
+    """Whether a colour map has more lone pixels than `MAX_SPECK_PIXELS` (`check_specks`
+    would refuse it). O(pixels), nothing for a map too small to reach the cap."""
+    return labels.size > MAX_SPECK_PIXELS and speck_pixels(labels) > MAX_SPECK_PIXELS
+
+
 def check_borders(labels: npt.NDArray[np.integer]) -> None:
     """Refuse a label map with more than `MAX_BORDER_CRACKS` border cracks. O(pixels),
     nothing for a map too small to reach the cap (fewer than two cracks per pixel)."""
@@ -103,7 +115,7 @@ def check_segments(segments: int, estimate: bool = False) -> None:
     fitting, as the boundary edges the layers' outlines replay, one segment each, which
     is what the file gets but for runs of straight edges along one line). O(1)."""
     if segments > MAX_SEGMENTS:
-        raise TooMuchDetail(
+        raise TooManySegments(
             f"The traced design would have {'about ' if estimate else ''}{segments} path "
             f"segments, at most {MAX_SEGMENTS}. {_ADVICE}"
         )

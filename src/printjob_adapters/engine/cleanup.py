@@ -463,11 +463,21 @@ PHOTO_NOISE = colour_count.PHOTO_NOISE
 BUSY_SMALL = 2.0
 #: Components smaller than this (pixels) are specks in photo-like input.
 SPECK_AREA = 32
+#: A photo larger than this (pixels) has its specks measured at its size: the speck
+#: filter's area grows in proportion (`speck_area`), so a 3 MP photo is cleaned as the
+#: same photo at 1 MP would be, rather than keeping specks a print at the same size would
+#: never show. Every image of both corpora and the own set is smaller.
+SPECK_SCALE_PIXELS = 1_000_000
 #: Mode-filter passes for photo-like input.
 SMOOTH_PASSES = 2
 #: Labels summed between two cancel checks in the mode filter (about ten whole-image byte
 #: operations each: at 3 MP some 20 ms, so a check every ~0.3 s).
 LABELS_PER_CHECK = 16
+#: Over this many labels present, a mode-filter pass compares the nine window pixels with
+#: each other (`_majority_by_window`, a cost that does not grow with the colours) instead
+#: of summing each label's window (`_majority`): the same result, cheaper for a photo's
+#: dozens of colours.
+WINDOW_LABELS = 12
 #: Images with fewer pixels than this never get the speck filter.
 SPECK_MIN_PIXELS = 64 * 64
 #: Merge rounds of the speck filter (a speck merged into a speck grows each round).
@@ -489,6 +499,15 @@ TEXTURE_FLAT = 0.18
 #: `SPECK_REACH`, an 8-pixel one within 5, a 20-pixel one within 2. The stained tissue
 #: sample at 1x: ΔE2000 3.73 → 3.11 (vtracer's default 3.20), 76,000 → 130,000 segments.
 TEXTURE_BUDGET = 40.0
+
+
+def speck_area(pixels: int, photo: bool) -> int:
+    """The speck filter's area (`SPECK_AREA`) for an image of `pixels`: in proportion to
+    the pixels over `SPECK_SCALE_PIXELS` for a `photo` (a dense palette), else as it is.
+    O(1)."""
+    if not photo or pixels <= SPECK_SCALE_PIXELS:
+        return SPECK_AREA
+    return round(SPECK_AREA * pixels / SPECK_SCALE_PIXELS)
 
 
 def texture(near: npt.NDArray[np.bool_] | None, flat_share: float) -> bool:
@@ -634,6 +653,51 @@ def merge_specks(
     return comps.labels()
 
 
+def join_lone_pixels(
+    labels: IntArray, rgb: npt.NDArray[np.uint8], palette: npt.NDArray[np.floating[Any]]
+) -> IntArray:
+    """A photo's lone pixels (no 4-neighbour of their label: sensor noise on a dark sky,
+    JPEG speckle) joined to the 4-neighbour whose colour is nearest their own, among the
+    neighbours that are not lone themselves, in one whole-image pass; a pixel all of whose
+    neighbours are lone stays. What the speck filters do later to one-pixel specks
+    (`SPECK_TINY`: they merge whatever their colour), done before the specks are counted
+    against `bounds.MAX_SPECK_PIXELS`, so a noisy photo is cleaned rather than refused.
+    Noise that is nothing but lone pixels (random noise, a 1-px checkerboard) has few
+    neighbours that are not lone, keeps its specks and is still refused. Cost: O(N) with
+    a few int32 and float32 temporaries the size of the image."""
+    height, width = labels.shape
+    paired = np.zeros(labels.shape, dtype=bool)
+    same = labels[:, 1:] == labels[:, :-1]
+    paired[:, 1:] |= same
+    paired[:, :-1] |= same
+    same = labels[1:] == labels[:-1]
+    paired[1:] |= same
+    paired[:-1] |= same
+    del same
+    ys, xs = np.nonzero(~paired & (labels >= 0))
+    if len(ys) == 0:
+        return labels
+    own = rgb[ys, xs, :3].astype(np.float32)
+    lab32 = np.asarray(palette, dtype=np.float32)
+    best_label = np.full(len(ys), -1, dtype=np.int32)
+    best_d = np.full(len(ys), np.inf, dtype=np.float32)
+    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        ny, nx = ys + dy, xs + dx
+        inside = (ny >= 0) & (ny < height) & (nx >= 0) & (nx < width)
+        ny, nx = np.where(inside, ny, ys), np.where(inside, nx, xs)
+        other = labels[ny, nx]
+        usable = inside & paired[ny, nx] & (other >= 0)
+        off = lab32[np.maximum(other, 0)] - own
+        d = np.where(usable, (off * off).sum(axis=1), np.inf).astype(np.float32)
+        better = d < best_d
+        best_d = np.where(better, d, best_d)
+        best_label = np.where(better, other, best_label)
+    moved = best_label >= 0
+    out = labels.copy()
+    out[ys[moved], xs[moved]] = best_label[moved]
+    return out
+
+
 def _kept_base(comps: Components, keep: npt.NDArray[np.bool_] | None) -> Int64Array:
     """The base ids (see `Components`) of the components holding a pixel of `keep`;
     their current ids are `comps.to_id[...]` of these after any merge. O(N)."""
@@ -713,6 +777,8 @@ def _majority(labels: IntArray, tick: Callable[[], None] | None = None) -> IntAr
     if k <= 1:
         return labels
     present = np.flatnonzero(np.bincount(labels.ravel() + 1, minlength=k + 1)) - 1
+    if len(present) > WINDOW_LABELS:
+        return _majority_by_window(labels, tick)
     narrow = labels.astype(np.int8 if k < 127 else np.int16)
     best = np.zeros(labels.shape, dtype=np.uint8)
     winner = narrow.copy()
@@ -731,3 +797,39 @@ def _majority(labels: IntArray, tick: Callable[[], None] | None = None) -> IntAr
         np.maximum(best, count, out=best)
         np.copyto(own, count, where=hit)
     return np.where(best > own, winner, labels).astype(np.int32)
+
+
+def _majority_by_window(labels: IntArray, tick: Callable[[], None] | None = None) -> IntArray:
+    """One mode-filter pass as `_majority` makes it (the window's most common label when it
+    outnumbers the pixel's own, ties to the smaller label, the window truncated at the
+    border), counted per window position: each of the nine window labels is compared with
+    the other eight, so the cost is 81 whole-image int16 compares and uint8 adds whatever
+    the number of colours. Outside the image is a label no pixel has, counted for none.
+    Cost: O(81 N), temporaries of a few bytes per pixel."""
+    height, width = labels.shape
+    outside = np.int16(-2)
+    padded = np.full((height + 2, width + 2), outside, dtype=np.int16)
+    padded[1:-1, 1:-1] = labels
+    views = [padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3)]
+    best_count = np.zeros(labels.shape, dtype=np.uint8)
+    winner = np.empty(labels.shape, dtype=np.int16)
+    count = np.empty(labels.shape, dtype=np.uint8)
+    hit = np.empty(labels.shape, dtype=bool)
+    better = np.empty(labels.shape, dtype=bool)
+    own = np.empty(labels.shape, dtype=np.uint8)
+    for j, view in enumerate(views):
+        if tick is not None and j % 3 == 0:
+            tick()
+        count.fill(0)
+        for other in views:
+            np.equal(view, other, out=hit)
+            count += hit.view(np.uint8)
+        np.copyto(count, 0, where=view == outside)
+        if j == 4:
+            own[...] = count
+        # The most common label; of two as common, the smaller.
+        np.greater(count, best_count, out=better)
+        better |= (count == best_count) & (view < winner) & (count > 0)
+        np.copyto(winner, view, where=better)
+        np.maximum(best_count, count, out=best_count)
+    return np.where(best_count > own, winner, labels).astype(np.int32)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
+from printjob_adapters.engine.bounds import TooManySegments
 from printjob_adapters.engine.canvas import place
 from printjob_adapters.engine.decode import RGBA, decode
 from printjob_adapters.engine.errors import (
@@ -95,15 +96,29 @@ def trace(
                 checkpoint.child(Stage.SEGMENT, 10, 40),
             ),
         )
-        art = _stage(
-            "Tracing the outlines",
-            lambda: _vectorise(
-                rgba,
-                segmentation,
-                checkpoint.child(Stage.VECTORISE, 40, 85),
-                options.colors is None,
-            ),
-        )
+        try:
+            art = _stage(
+                "Tracing the outlines",
+                lambda: _vectorise(
+                    rgba,
+                    segmentation,
+                    checkpoint.child(Stage.VECTORISE, 40, 85),
+                    options.colors is None,
+                ),
+            )
+        except TooManySegments:
+            # A photo past the segment cap: traced again in fewer colours, not refused.
+            fewer = _fewer_colours(segmentation) if options.colors is None else None
+            if fewer is None:
+                raise
+            retry = checkpoint.child(Stage.VECTORISE, 84, 85)
+            coarser = _stage(
+                "Analysing the colours",
+                lambda: _segment(rgba, fewer, options.background, retry),
+            )
+            art = _stage(
+                "Tracing the outlines", lambda: _vectorise(rgba, coarser, retry, automatic=True)
+            )
 
     finishing = checkpoint.child(Stage.WRITE, 85, 100)
     finishing(0.0)
@@ -149,6 +164,14 @@ def _vectorise(
         rgba, text.segmentation, checkpoint.child(checkpoint.stage, checkpoint.start, middle)
     )
     return draw_over(art, text, checkpoint.child(checkpoint.stage, middle, checkpoint.end))
+
+
+def _fewer_colours(segmentation: Segmentation) -> int | None:
+    """The colour count to trace a photo again with after it passed the segment cap
+    (`palette_choice.fewer_for_segments`), or None to refuse it."""
+    from printjob_adapters.engine.palette_choice import fewer_for_segments
+
+    return fewer_for_segments(segmentation.palette)
 
 
 def _detect_grid(rgba: RGBA) -> Grid | None:

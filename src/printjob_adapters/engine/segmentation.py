@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise, shading
 from printjob_adapters.engine.background import remove_background
-from printjob_adapters.engine.bounds import check_specks
+from printjob_adapters.engine.bounds import check_specks, over_speck_cap
 from printjob_adapters.engine.options import Background
 from printjob_adapters.engine.progress import Checkpoint
 
@@ -130,11 +130,14 @@ def segment(
         colours,
     )
     checkpoint(0.65)
+    # A photo's dense palette: its clean-up keeps colours that are visibly apart.
+    near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
+    if near is not None and over_speck_cap(labels):
+        # A noisy photo's lone pixels join their surroundings before they are counted.
+        labels = cleanup.join_lone_pixels(labels, rgb, palette)
     check_specks(labels)  # before cleaning, whose cost grows with the specks
     # Labelled once for the detail mask and the speck clean-up, which read the same map.
     first_comps = cleanup.label_components(labels)
-    # A photo's dense palette: its clean-up keeps colours that are visibly apart.
-    near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
     texture = cleanup.texture(near, flat_share)
     keep = detail.detail_mask(
         labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
@@ -190,6 +193,7 @@ def segment(
             labels,
             rgb,
             palette,
+            max_size=cleanup.speck_area(labels.size, near is not None),
             keep_every_colour=exact,
             keep=keep,
             tick=lambda: checkpoint(0.75),
