@@ -357,6 +357,11 @@ RAMP_MOST = 12
 #: times the most of any flat art in the corpus and hard sets (an upscaled emoji's shading,
 #: 2 %); a steep gradient over a fifth of a canvas has 18 %.
 RAMP_SHARE = 0.06
+#: Under JPEG noise, the share of smoothed ramps (`jpeg_ramps`) that makes steep shaded
+#: art: steep gradients score 16 % and more (a 60-px radial over a 240-px canvas, the
+#: least), while a photo upscaled to 3 MP, smooth after the upscale, reaches 6.4 % (the
+#: benchmark's cat) and photos at 512 px 8 %: those take the photo path, not bands.
+JPEG_RAMP_SHARE = 0.12
 #: Every `RAMP_SAMPLE`-th row and column is read for ramps.
 RAMP_SAMPLE = 4
 
@@ -419,10 +424,10 @@ _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
 def jpeg_ramps(rgba: npt.NDArray[np.uint8]) -> bool:
     """Whether a steep gradient saved as JPEG covers enough of the image to be shaded art
-    (`jpeg_ramp_share` at least `RAMP_SHARE`) and its smoothed rows are smooth
+    (`jpeg_ramp_share` at least `JPEG_RAMP_SHARE`) and its smoothed rows are smooth
     (`roughness`'s measure under `SMOOTH_ROUGHNESS`: a photo's smoothed rows still bend).
     Cost: `jpeg_ramp_share`, and once shaded O(N / 8) for the rows' bends."""
-    if jpeg_ramp_share(rgba) < RAMP_SHARE:
+    if jpeg_ramp_share(rgba) < JPEG_RAMP_SHARE:
         return False
     bends = _smooth_row_bends(*_smoothed_line(rgba[::SMOOTHED_SAMPLE]))
     return bool(len(bends)) and float(np.percentile(bends, 75)) < SMOOTH_ROUGHNESS

@@ -115,3 +115,19 @@ def test_smoothed_ramps_need_straight_runs_not_just_change() -> None:
     noise = np.clip(128 + rng.normal(0, 6, (96, 96, 1)).repeat(3, axis=2), 0, 255)
     image = rgba(Image.fromarray(noise.astype(np.uint8), "RGB"))
     assert colour_count.jpeg_ramp_share(image) < colour_count.RAMP_SHARE / 2
+
+
+def test_a_photo_upscaled_to_3_mp_is_not_taken_for_a_steep_gradient() -> None:
+    """A photo upscaled smooth (the benchmark's 3 MP cat: Lanczos, sensor noise, JPEG 90)
+    has a few smoothed ramps, but far fewer than a steep gradient: it keeps the photo
+    path, whose palette is both faster and truer to it than gradient bands."""
+    from skimage import data as samples
+
+    cat = Image.fromarray(samples.chelsea()).resize((2123, 1412), Image.Resampling.LANCZOS)
+    noisy = np.asarray(cat, dtype=np.float64)
+    noisy += np.random.default_rng(20240601).normal(0.0, 2.0, noisy.shape)
+    photo = Image.fromarray(np.clip(np.rint(noisy), 0, 255).astype(np.uint8))
+    image = rgba(jpeg(photo, 90))
+    share = colour_count.jpeg_ramp_share(image)
+    assert colour_count.RAMP_SHARE <= share < colour_count.JPEG_RAMP_SHARE
+    assert not colour_count.jpeg_ramps(image)
