@@ -68,6 +68,13 @@ def border_cracks(labels: npt.NDArray[np.integer]) -> int:
 def speck_pixels(labels: npt.NDArray[np.integer]) -> int:
     """Pixels none of whose 4-neighbours has their label. O(pixels); its temporaries
     are two bool maps the size of the image."""
+    paired = paired_pixels(labels)
+    return int(paired.size - np.count_nonzero(paired))
+
+
+def paired_pixels(labels: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:
+    """Whether each pixel has a 4-neighbour of its own label (the rest are specks of
+    one pixel). O(pixels); one bool map the size of the image besides the answer."""
     paired = np.zeros(labels.shape, dtype=bool)
     same = labels[:, 1:] == labels[:, :-1]
     paired[:, 1:] |= same
@@ -75,7 +82,7 @@ def speck_pixels(labels: npt.NDArray[np.integer]) -> int:
     same = labels[1:] == labels[:-1]
     paired[1:] |= same
     paired[:-1] |= same
-    return int(paired.size - np.count_nonzero(paired))
+    return paired
 
 
 def check_specks(labels: npt.NDArray[np.integer]) -> None:

@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import colour_count, graphs
+from printjob_adapters.engine import bounds, colour_count, graphs
 from printjob_adapters.engine.colour import ciede2000, srgb_to_lab
 from printjob_adapters.engine.quantise import (
     RINGING_REACH,
@@ -666,14 +666,7 @@ def join_lone_pixels(
     neighbours that are not lone, keeps its specks and is still refused. Cost: O(N) with
     a few int32 and float32 temporaries the size of the image."""
     height, width = labels.shape
-    paired = np.zeros(labels.shape, dtype=bool)
-    same = labels[:, 1:] == labels[:, :-1]
-    paired[:, 1:] |= same
-    paired[:, :-1] |= same
-    same = labels[1:] == labels[:-1]
-    paired[1:] |= same
-    paired[:-1] |= same
-    del same
+    paired = bounds.paired_pixels(labels)
     ys, xs = np.nonzero(~paired & (labels >= 0))
     if len(ys) == 0:
         return labels

@@ -664,11 +664,18 @@ def _join_fragments(runs: _Runs, shape: tuple[int, ...], flat: _FlatTest) -> _Ru
     joined = (members > 1) & (bottom - top <= MAX_HEIGHT)
     if not joined.any() or not flat.holds():
         return runs
-    merged = np.where(joined[group], n + group, np.arange(n))
-    # Raster order of the first pixel: each new component's smallest first run.
+    return _regrouped(runs, np.where(joined[group], n + group, np.arange(n)))
+
+
+def _regrouped(runs: _Runs, target: npt.NDArray[np.int64]) -> _Runs:
+    """`runs` with component i joined to every component of the same `target[i]`, the
+    new components numbered in raster order of their first pixel (each one's smallest
+    first run), as the labelling numbers them. O(R + n log n) for R runs and n
+    components."""
+    n = runs.count
     first_run = np.full(n, len(runs.row), dtype=np.int64)
     np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
-    _, new_id = np.unique(merged, return_inverse=True)
+    _, new_id = np.unique(target, return_inverse=True)
     count = int(new_id.max()) + 1
     head = np.full(count, len(runs.row), dtype=np.int64)
     np.minimum.at(head, new_id, first_run)
@@ -705,16 +712,7 @@ def _join_periods(runs: _Runs, extent: npt.NDArray[np.int64], flat: _FlatTest) -
     # The nearest letter before the mark.
     nearest = np.where(after, gap, PERIOD_GAP + 1).argmin(axis=1)
     target[mark[found]] = letter[nearest[found]]
-    first_run = np.full(n, len(runs.row), dtype=np.int64)
-    np.minimum.at(first_run, runs.owner, np.arange(len(runs.row), dtype=np.int64))
-    _, new_id = np.unique(target, return_inverse=True)
-    count = int(new_id.max()) + 1
-    head = np.full(count, len(runs.row), dtype=np.int64)
-    np.minimum.at(head, new_id, first_run)
-    rank = np.empty(count, dtype=np.int32)
-    rank[np.argsort(head, kind="stable")] = np.arange(count, dtype=np.int32)
-    renumbered = rank[new_id][runs.owner].astype(np.int32)
-    return _Runs(row=runs.row, start=runs.start, stop=runs.stop, owner=renumbered, count=count)
+    return _regrouped(runs, target)
 
 
 def _without_ringing(
