@@ -60,6 +60,19 @@ NEAR_FLAT_SHARE = 0.25
 NOISY_ALL_OVER_MIN = 64 * 64
 #: The grain such an image is given at most.
 MAX_NOISE = 40.0
+#: A photo over this many pixels (as `cleanup.SPECK_SCALE_PIXELS`: print size, not
+#: screen size) grows its palette to at most `LARGE_PHOTO_COLOURS`.
+LARGE_PHOTO_PIXELS = 1_000_000
+#: A photo's segments grow with its colours and its pixels: at 3 MP the busiest photo of
+#: `bench/photo_scale.py` (the stereo motorcycle) passes `bounds.MAX_SEGMENTS` at 64
+#: colours (87 unbounded), and was traced a second time in fewer (`pipeline.trace`);
+#: grown to 48 it is traced once. Photos that need fewer colours are not touched.
+LARGE_PHOTO_COLOURS = 48
+#: ...and a field of faint sources (`faint_sources`) to at most this many: its sky is one
+#: colour and its segments are all in its sources, so its palette grew unbounded at 3 MP
+#: (the Hubble deep field: 131 colours, past the segment cap, then traced again in 5 and
+#: its galaxies lost); 16 is what the same field gets at 512 px.
+LARGE_SOURCES_COLOURS = 16
 _BITS = 6  # histogram resolution per channel; bin means keep the exact colours
 _SHIFT = 8 - _BITS
 
@@ -773,19 +786,26 @@ def _photo_palette(
     still drawn in sky, star and one galaxy colour: its colours are placed on, and its
     fidelity measured on, the pixels that are not flat (the sources; the Hubble deep
     field: 7 colours at ΔE2000 2.48 and its blue and orange galaxies pink-white, 16 colours
-    at 2.38 with their hues). Cost: `colour_count.grow_palette`."""
+    at 2.38 with their hues). A photo at print size (over `LARGE_PHOTO_PIXELS`) stops at
+    `LARGE_PHOTO_COLOURS` (a field of sources at `LARGE_SOURCES_COLOURS`), so its segments
+    stay within the cap in one trace.
+    Cost: `colour_count.grow_palette`."""
     if sources:
         weight = hist.flat + hist.edge
         photo = colour_count.photo_faithful(hist.edge)
     else:
         weight = hist.flat + 0.25 * hist.edge
         photo = colour_count.photo_faithful(hist.flat + hist.edge)
+    pixels = float(hist.flat.sum() + hist.edge.sum())
+    large = LARGE_SOURCES_COLOURS if sources else LARGE_PHOTO_COLOURS
+    cap = large if pixels > LARGE_PHOTO_PIXELS else colour_count.AUTO_MAX
     return colour_count.grow_palette(
         hist.lab,
         weight,
         palette,
         0,
         photo,
+        cap=cap,
         tick=tick,
         growth=colour_count.PHOTO_GROWTH,
         dense=True,

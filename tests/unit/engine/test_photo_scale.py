@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from printjob_adapters.engine import bounds, cleanup, segmentation
+from printjob_adapters.engine import bounds, cleanup, quantise, segmentation
+from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.options import TraceOptions
 from printjob_adapters.engine.pipeline import trace
 
@@ -174,3 +175,25 @@ def test_the_window_mode_filter_gives_the_per_label_result(
     monkeypatch.setattr(cleanup, "WINDOW_LABELS", 10**9)
     per_label = cleanup._majority(labels)
     assert (by_window == per_label).all()
+
+
+def _colour_cloud(pixels: float) -> quantise.Histogram:
+    """A photo's histogram: 6000 bins spread over the sRGB cube, `pixels` in all."""
+    rng = np.random.default_rng(5)
+    rgb = rng.uniform(0.0, 255.0, (6000, 3))
+    share = np.full(len(rgb), pixels / len(rgb))
+    return quantise.Histogram(rgb=rgb, lab=srgb_to_lab(rgb), flat=0.8 * share, edge=0.2 * share)
+
+
+@pytest.mark.parametrize("sources", [False, True])
+def test_a_photo_at_print_size_grows_its_palette_only_to_the_large_photo_cap(
+    sources: bool,
+) -> None:
+    cap = quantise.LARGE_SOURCES_COLOURS if sources else quantise.LARGE_PHOTO_COLOURS
+    seeds = np.array([[128.0, 128.0, 128.0]])
+    small = quantise._photo_palette(_colour_cloud(500_000), seeds, sources=sources)
+    large = quantise._photo_palette(_colour_cloud(3_000_000), seeds, sources=sources)
+    # The same cloud at screen size needs more colours than the cap; at print size it stops
+    # there, so its segments stay within the cap in one trace.
+    assert len(small) > cap
+    assert len(large) == cap
