@@ -472,21 +472,24 @@ Planes = list[npt.NDArray[np.int16]]
 def _smoothed_line(lines: npt.NDArray[np.uint8]) -> tuple[Planes, npt.NDArray[np.bool_]]:
     """`lines` (L, W, C) smoothed along themselves with `_LINE_KERNEL`, as three (L, W - 6)
     int16 channel planes in 64ths of a level, and whether every pixel each one averages is
-    opaque. Cost: O(L W) times the kernel's 7 taps, in 16-bit integers."""
+    opaque. The kernel is binomial (1 6 15 20 15 6 1 are the sixth row of Pascal's
+    triangle), so it is six sums of neighbouring pairs: the same integers as the seven
+    weighted taps, in six additions instead of thirteen operations a channel.
+    Cost: O(L W) times 6, in 16-bit integers (at most 64 x 255)."""
     taps = len(_LINE_KERNEL)
     width = lines.shape[1] - taps + 1
     planes: Planes = []
     for channel in range(3):
-        plane = lines[..., channel].astype(np.int16)
-        total = plane[:, :width] * np.int16(_LINE_KERNEL[0])
-        for shift in range(1, taps):
-            total += plane[:, shift : shift + width] * np.int16(_LINE_KERNEL[shift])
+        total = lines[..., channel].astype(np.int16)
+        for _ in range(taps - 1):
+            total = total[:, 1:] + total[:, :-1]
         planes.append(total)
     solid = np.ones((lines.shape[0], width), dtype=bool)
     if lines.shape[-1] == 4:
         opaque = lines[..., 3] == 255
-        for shift in range(taps):
-            solid &= opaque[:, shift : shift + width]
+        if not opaque.all():
+            for shift in range(taps):
+                solid &= opaque[:, shift : shift + width]
     return planes, solid
 
 
@@ -564,17 +567,51 @@ def _runs(
     straight: npt.NDArray[np.bool_], run: int, shape: tuple[int, ...]
 ) -> npt.NDArray[np.bool_]:
     """The pixels (`shape`: lines by pixels) covered by `run - 2` straight steps in a row:
-    a ramp starting at step i covers pixels i to i + run - 1. Cost: O(L W run)."""
+    a ramp starting at step i covers pixels i to i + run - 1. The window's AND (where a
+    ramp starts) and the ramp's spread (the pixels it covers) are each built by doubling:
+    a window of n is two overlapping windows of n // 2 or more. Cost: O(L W log run)."""
     width = straight.shape[1] - (run - 2) + 1
     on = np.zeros(shape, dtype=bool)
     if width <= 0:
         return on
-    start = straight[:, :width].copy()
-    for shift in range(1, run - 2):
-        start &= straight[:, shift : shift + width]
-    for shift in range(run):
-        on[:, shift : shift + width] |= start
+    start = _window_all(straight, run - 2)
+    spread = _window_any(start, run)
+    on[:, : spread.shape[1]] = spread
     return on
+
+
+def _window_all(flags: npt.NDArray[np.bool_], size: int) -> npt.NDArray[np.bool_]:
+    """For each start i along the lines, whether `flags[:, i : i + size]` are all set (the
+    last `size - 1` starts dropped). O(L W log size)."""
+    span, out = 1, flags
+    while 2 * span <= size:
+        out = out[:, span:] & out[:, :-span]
+        span *= 2
+    if span < size:
+        # Two windows of `span` overlapping in the middle cover `size`.
+        out = out[:, size - span :] & out[:, : out.shape[1] - (size - span)]
+    return out
+
+
+def _window_any(flags: npt.NDArray[np.bool_], size: int) -> npt.NDArray[np.bool_]:
+    """`flags` spread forwards over `size` pixels: pixel j is set when any of
+    `flags[:, j - size + 1 : j + 1]` is, for j up to `flags.shape[1] + size - 1`.
+    O(L W log size)."""
+    lines = flags.shape[0]
+    span = 1
+    out = flags
+    while 2 * span <= size:
+        grown = np.zeros((lines, out.shape[1] + span), dtype=bool)
+        grown[:, : out.shape[1]] = out
+        grown[:, span:] |= out
+        out, span = grown, 2 * span
+    if span < size:
+        rest = size - span
+        grown = np.zeros((lines, out.shape[1] + rest), dtype=bool)
+        grown[:, : out.shape[1]] = out
+        grown[:, rest:] |= out
+        out = grown
+    return out
 
 
 def _nearest_apart(lab: FloatArray) -> FloatArray:

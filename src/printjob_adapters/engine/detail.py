@@ -1219,6 +1219,18 @@ def bridge_corners(
     return out if changed_any else labels
 
 
+def _alpha_below(rgba: npt.NDArray[np.uint8], level: int) -> BoolArray:
+    """Whether each pixel's alpha is under `level` (1 to 255). A whole C-ordered RGBA image
+    on a little-endian machine is compared as one 32-bit word a pixel (alpha its top
+    byte): a contiguous compare at half the cost of the strided alpha plane's. O(N)."""
+    if rgba.ndim == 3 and rgba.shape[2] == 4 and rgba.flags.c_contiguous and np.little_endian:
+        words = rgba.view(np.uint32)[..., 0]
+        below: BoolArray = words < np.uint32(level << 24)
+        return below
+    strided: BoolArray = rgba[..., 3] < level
+    return strided
+
+
 def drawn_opaque(rgba: npt.NDArray[np.uint8], labels: IntArray) -> npt.NDArray[np.uint8]:
     """The pixels the tracer reads for sub-pixel placement: `rgba` with every pixel
     painted by rule while under half opaque as a dot (`_faint_dots`: labelled artwork at
@@ -1230,7 +1242,8 @@ def drawn_opaque(rgba: npt.NDArray[np.uint8], labels: IntArray) -> npt.NDArray[n
     Cost: O(N) compares, plus a copy of the image when a pixel changes."""
     if labels.size == 0 or labels.min(initial=0) >= 0:
         return rgba  # nothing left out: every pixel is either opaque art or a hole
-    faint = (rgba[..., 3] < 128) & (labels >= 0)
+    faint = _alpha_below(rgba, 128)
+    faint &= labels >= 0
     if not faint.any():
         return rgba
     # Only dots (`_faint_dots`: a group of at most `DOT_MAX` pixels holding a 2x2 block).

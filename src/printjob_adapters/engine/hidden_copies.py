@@ -134,9 +134,11 @@ def better_order(
     so the belly's layer fills the body and writes the body's silhouette a second time;
     the body painted first fills the belly instead, and its silhouette is written once.
     A local search: each layer in turn moved to every other place, kept when strictly
-    cheaper, until a pass moves none (at most a few passes). Each costing is
-    whole-array over the near pairs and the edges. O(passes × layers² × (pairs +
-    layers × edges)), for at most `MAX_ORDER_LAYERS` layers."""
+    cheaper, until a pass moves none (at most a few passes). The costings are
+    whole-array over the faces and the edges, every candidate still to come costed in
+    one pass (a flat logo's search is a few tens of NumPy calls instead of a few
+    hundred). O(passes × layers² × layers × (faces + edges)) work in O(passes × moves)
+    calls, for at most `MAX_ORDER_LAYERS` layers."""
     colors = len(order)
     if colors < 2 or colors > MAX_ORDER_LAYERS or len(pairs) == 0:
         return None
@@ -159,29 +161,56 @@ def better_order(
         members[lg[~g_later], f[~g_later]] = True
         return arranged, members
 
-    def cost(candidate: list[int]) -> int:
-        members = seam_rule(candidate)[1]
-        cut = members[:, left] != members[:, right]
-        return int((cut * segments).sum())
+    # Layer k fills a face x that is its own, or that is near a face of k's (a near
+    # pair) and painted later than k: `seam_rule`'s sets, for many orders at once.
+    near = np.zeros_like(own)
+    near[lf, g] = True
+    near[lg, f] = True
+    face_colour = np.maximum(labels, 0)
+    painted_face = labels >= 0
+
+    def costs(candidates: list[list[int]]) -> list[int]:
+        """Every candidate order's `cost`, in one whole-array pass over them all."""
+        arranged = np.array(candidates, dtype=np.int64)
+        rank = np.argsort(arranged, axis=1)  # each order's inverse permutation
+        face_rank = rank[:, face_colour]
+        later = (face_rank[:, None, :] > rank[:, :, None]) & painted_face
+        members = own | (near & later)
+        cut = members[:, :, left] != members[:, :, right]
+        return [int(c) for c in (cut * segments).sum(axis=(1, 2))]
 
     best = order.tolist()
-    best_cost = start_cost = cost(best)
-    fringe_limit = fringes.error(*seam_rule(best))
+    best_cost = start_cost = costs([best])[0]
+    fringe_limit: float | None = None
     for _ in range(3):
         moved = False
         # The bottom layer (the paper: the largest area) stays at the bottom: painted
         # above shapes, its colour would peek out between them along their edges.
-        for colour in best[1:]:
-            rest = [c for c in best if c != colour]
-            for place in range(1, colors):
-                candidate = [*rest[:place], colour, *rest[place:]]
-                if candidate == best:
-                    continue
-                candidate_cost = cost(candidate)
-                if candidate_cost < best_cost and (
-                    fringes.error(*seam_rule(candidate)) <= fringe_limit
-                ):
-                    best, best_cost, moved = candidate, candidate_cost, True
+        movers = best[1:]
+        done = 0
+        while done < len(movers):
+            # Each mover's candidates are `rest` (the order without it) with it put back
+            # somewhere. Those of all movers still to come are costed at once from the
+            # current order, then taken in turn as one by one; after a move the later
+            # movers' candidates change, and are costed again from the new order.
+            batch = []
+            for colour in movers[done:]:
+                rest = [c for c in best if c != colour]
+                batch.append([[*rest[:place], colour, *rest[place:]] for place in range(1, colors)])
+            flat_costs = costs([candidate for group in batch for candidate in group])
+            for group in batch:
+                group_costs, flat_costs = flat_costs[: len(group)], flat_costs[len(group) :]
+                done += 1
+                moved_here = False
+                for candidate, candidate_cost in zip(group, group_costs, strict=True):
+                    if candidate == best or candidate_cost >= best_cost:
+                        continue
+                    if fringe_limit is None:
+                        fringe_limit = fringes.error(*seam_rule(order.tolist()))
+                    if fringes.error(*seam_rule(candidate)) <= fringe_limit:
+                        best, best_cost, moved, moved_here = candidate, candidate_cost, True, True
+                if moved_here:
+                    break
         if not moved:
             break
     if best_cost >= start_cost:
