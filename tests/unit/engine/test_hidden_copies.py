@@ -307,6 +307,23 @@ def test_stacked_shapes_show_no_seam(
         assert ours <= _seams(data, (96, 96), shapes)
 
 
+def test_a_new_paint_order_opens_no_seam_the_old_one_closed() -> None:
+    # Two black discs under a red square: painted black first, the fringe trims leave
+    # the square out of the black layer (the paper under both fills it), and the paper
+    # showed along the square's whole border; that order is not taken.
+    drawn = [(BLACK, 0, 0, 16), (BLACK, 0, 0, 65)]
+    shapes: list[Shape] = [
+        ("disc", colour, (x + 0.25, y + 0.5, min(x + size, 95) + 0.75, min(y + size, 95) + 0.25))
+        for colour, x, y, size in drawn
+    ]
+    shapes.append(("rect", RED, (3.25, 14.5, 60.75, 71.25)))
+    data = _draw((96, 96), WHITE, shapes)
+    ours = _seams(data, (96, 96), shapes)
+    with pytest.MonkeyPatch.context() as patch:
+        _today(patch)
+        assert ours <= _seams(data, (96, 96), shapes)
+
+
 def test_the_seam_check_sees_paper_between_two_shapes() -> None:
     # Two triangles drawn a third of a pixel apart along the diagonal: paper shows.
     size = (40, 40)
