@@ -94,7 +94,7 @@ def vectorise(
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
     fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
-    stacking = restack(graph, stacking, palette, fitted)
+    stacking = restack(graph, stacking, fitted)
     order = stacking.order.tolist()
     outlines = []
     for first in range(0, len(order), _OUTLINES_AT_ONCE):

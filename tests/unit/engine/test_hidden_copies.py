@@ -131,7 +131,7 @@ def _segments(svg: bytes) -> int:
 def _today(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stacking's own rule: no restacking after the fitting."""
 
-    def keep(graph: object, stacking: Stacking, palette: object, fitted: object) -> Stacking:
+    def keep(graph: object, stacking: Stacking, fitted: object) -> Stacking:
         return stacking
 
     monkeypatch.setattr(vectorise_module, "restack", keep)
