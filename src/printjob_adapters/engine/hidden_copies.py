@@ -34,7 +34,7 @@ import numpy as np
 
 from printjob_adapters.engine.boundaries import BoundaryGraph
 from printjob_adapters.engine.curves import FittedEdges
-from printjob_adapters.engine.stacking import Stacking, near_pairs
+from printjob_adapters.engine.stacking import Stacking
 
 #: Free faces (those a layer may add, reachable from its set) above which a layer keeps
 #: the stacking's set: bounds the augmenting-path search on photos, where a layer
@@ -58,9 +58,8 @@ def restack(graph: BoundaryGraph, stacking: Stacking, fitted: FittedEdges) -> St
     labels = graph.face_label
     if len(labels) > MAX_FACES or len(stacking.order) < 2:
         return stacking
-    pairs = near_pairs(graph) if stacking.pairs is None else stacking.pairs
     members = fewer_copies(graph, stacking.order, stacking.members, fitted)
-    return Stacking(order=stacking.order, members=members, pairs=pairs)
+    return Stacking(order=stacking.order, members=members)
 
 
 def fewer_copies(

@@ -42,8 +42,6 @@ class Stacking:
     order: np.ndarray
     #: members[k, f]: whether palette colour k's layer fills face f.
     members: np.ndarray
-    #: The near pairs the face sets were built from (`near_pairs`), when known.
-    pairs: np.ndarray | None = None
 
 
 def layer_order(graph: BoundaryGraph, colors: int) -> np.ndarray:
@@ -115,19 +113,11 @@ def _unique_codes(codes: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(seen)
 
 
-def stack_layers(
-    graph: BoundaryGraph,
-    colors: int,
-    palette: np.ndarray | None = None,
-    order: np.ndarray | None = None,
-    pairs: np.ndarray | None = None,
-) -> Stacking:
+def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None = None) -> Stacking:
     """Step 4a: order and face sets (see module docstring); `palette` (colours x 3,
-    0..255), when given, keeps the faces of a near shade in a layer (`_trim_fringes`);
-    `order` and `pairs`, when given, replace `layer_order`'s and `near_pairs`' (a
-    second stacking of the same graph). O(faces × colours)."""
-    if order is None:
-        order = layer_order(graph, colors)
+    0..255), when given, keeps the faces of a near shade in a layer (`_trim_fringes`).
+    O(faces × colours)."""
+    order = layer_order(graph, colors)
     rank = np.empty(colors, dtype=np.int64)
     rank[order] = np.arange(colors)
     labels = graph.face_label
@@ -135,8 +125,7 @@ def stack_layers(
     members = np.zeros((colors, face_count), dtype=bool)
     own = np.nonzero(labels >= 0)[0]
     members[labels[own], own] = True
-    if pairs is None:
-        pairs = near_pairs(graph)
+    pairs = near_pairs(graph)
     if len(pairs):
         f, g = pairs[:, 0], pairs[:, 1]
         keep = (labels[f] >= 0) & (labels[g] >= 0)
@@ -154,7 +143,7 @@ def stack_layers(
             np.concatenate([pairs, pairs[:, ::-1]]),
             _near_shades(palette, colors),
         )
-    return Stacking(order=order, members=members, pairs=pairs)
+    return Stacking(order=order, members=members)
 
 
 #: Largest distance (RGB, 0..255) between two palette colours that count as near
