@@ -34,13 +34,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
 from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import Colours, count_runs, pixel_rows, segment_residual
+from printjob_adapters.engine.quantise import Colours, pixel_rows, segment_residual
 
 IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
@@ -112,11 +113,13 @@ def detail_mask(
     glabel = np.full(groups, -1, dtype=np.int32)
     glabel[group] = comp_label
     gsize = np.bincount(group, comps.size, minlength=groups)
-    pixel_group = comps.spread(group)
-    group_flat = pixel_group.ravel()
+    # Each pixel's group read where needed from the ids it was first labelled with (two
+    # look-ups), not laid out as a whole (H, W) map: the tests below read a few thousand
+    # pixels of it.
+    group_of = _GroupOf(comps.base.ravel(), group.take(comps.to_id))
 
     # Interior pixels per group, as its size less its boundary pixels (few in flat art).
-    ginterior = gsize - np.bincount(group_flat.take(boundary), minlength=groups)
+    ginterior = gsize - np.bincount(group_of(boundary), minlength=groups)
     extent = _extent(comps, group, groups, w)
     textured = flat_share < TEXTURED
     noisy = noise >= NOISY or textured
@@ -128,18 +131,20 @@ def detail_mask(
         # area, where it is a speck.
         small = gsize <= DOT_MAX
         small_at = _pixels_where(comps, (small & (glabel >= 0))[group])
-        dot[group_flat[small_at[_block_corners(labels, small_at)]]] = True
-        host, _ = _surrounding_labels(labels, group_flat[small_at], small_at, groups, group_flat)
+        small_group = group_of(small_at)
+        dot[small_group[_block_corners(labels, small_at)]] = True
+        host, _ = _surrounding_labels(labels, small_group, small_at, groups, group_of)
         dot |= (host >= 0) & stroke[np.maximum(host, 0)]
-        looked_at = small_at[~dot[group_flat[small_at]]]
-        dot |= _beside_stroke(labels, pixel_group, looked_at, stroke, groups)
+        looked_at = small_at[~dot[small_group]]
+        dot |= _beside_stroke(labels, group_of, looked_at, stroke, groups)
         dot &= small
     candidate = (stroke | dot) & (glabel >= 0)
     if not candidate.any():
         return np.zeros((h, w), dtype=bool)
 
     at = _pixels_where(comps, candidate[group])
-    first, second = _surrounding_labels(labels, group_flat[at], at, groups)
+    at_group = group_of(at)
+    first, second = _surrounding_labels(labels, at_group, at, groups)
     cand = np.flatnonzero(candidate & (first != -2))
     own = glabel[cand]
     around = first[cand]
@@ -161,7 +166,7 @@ def detail_mask(
     # The pixel tests below matter only for the candidates still standing, so only their
     # pixels are gathered (in a photo most candidates fail the contrast test). A group's
     # pixels keep their order, so its sums are the same.
-    at, pg = _pixels_of_groups(at, group_flat, cand[ok], groups)
+    at, pg = _pixels_of_groups(at, at_group, cand[ok], groups)
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
     rows_u8 = pixel_rows(rgb)
     px = rows_u8[at, :3].astype(np.float64)
@@ -278,7 +283,7 @@ def _tints(
     tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
     image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
 
-    Cost: one O(N) count of the labels (`quantise.count_runs`, run by run); the colours
+    Cost: one O(N) count of the labels (`_count_shifted`, run by run); the colours
     drawn nowhere as an area (a few, with few pixels) then have their pixels' exactness
     measured, O(P) for their P pixels, and their mixtures tried, O(K²) each.
     """
@@ -286,16 +291,15 @@ def _tints(
     k = len(pal)
     out = np.full((k, 2), -1, dtype=np.int32)
     flat_labels = labels.ravel()
-    # One count of (label, flat) pairs: the label shifted by one so the left-out pixels
-    # (-1) have a bin of their own, doubled, plus one in flat interiors; in 16 bits when
-    # the keys fit (a palette of under 16 000 colours): half the bytes to write and
+    # One count of (label, flat) pairs: the label doubled, plus one in flat interiors
+    # (the left-out pixels, -1, come to -2 and -1, counted two bins down); in 16 bits
+    # when the keys fit (a palette of under 16 000 colours): half the bytes to write and
     # compare, the same counts.
     narrow = 2 * (k + 1) <= np.iinfo(np.int16).max
     key = flat_labels.astype(np.int16) if narrow else flat_labels.copy()
-    key += 1
     key <<= 1
     key |= flat.ravel()
-    pairs = count_runs(key, 2 * (k + 1)).reshape(k + 1, 2)[1:]
+    pairs = _count_shifted(key, 2, 2 * (k + 1)).reshape(k + 1, 2)[1:]
     total = pairs.sum(axis=1)
     inside = pairs[:, 1]
     rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
@@ -325,6 +329,29 @@ def _tints(
         if res[best] < mix_tol:
             out[c] = others[a[best]], others[b[best]]
     return out
+
+
+def _count_shifted(
+    values: npt.NDArray[np.integer[Any]], shift: int, bins: int
+) -> npt.NDArray[np.int64]:
+    """`np.bincount(values + shift, minlength=bins)` for integers of at least `-shift`
+    in long runs (a label map in raster order), as `quantise.count_runs` counts them
+    (each run once, by its length) but from one comparison of neighbours, which both
+    finds the runs and tells noise (a change at over a quarter of the steps, counted
+    directly): no shifted copy and no second comparison. The same counts, int64.
+    O(N) plus O(R) for the R runs."""
+    flat = values.reshape(-1)
+    n = len(flat)
+    if n == 0:
+        return np.zeros(bins, dtype=np.int64)
+    starts = np.flatnonzero(flat[1:] != flat[:-1])
+    if 4 * len(starts) > n:
+        return np.bincount(flat.astype(np.int64) + shift, minlength=bins).astype(np.int64)
+    starts += 1
+    starts = np.concatenate((np.zeros(1, dtype=starts.dtype), starts))
+    lengths = np.diff(starts, append=n).astype(np.int64)
+    run_value = flat.take(starts).astype(np.int64) + shift
+    return np.bincount(run_value, lengths, minlength=bins).astype(np.int64)
 
 
 #: A tint pixel whose coverage (of the far end of its mixture) differs from both its
@@ -671,14 +698,27 @@ def _fringe_pixels(
     return out
 
 
+@attrs.frozen
+class _GroupOf:
+    """Each pixel's group (8-connected same-label components, `corner_groups`) looked up
+    from the component id the pixel was first labelled with (`Components.base`): two
+    gathers per pixel asked for, instead of a whole (H, W) map of groups laid out."""
+
+    base: IntArray  # (N,) each pixel's first id
+    group_of_base: IntArray  # (first ids,) the group of each
+
+    def __call__(self, at: npt.NDArray[np.intp]) -> IntArray:
+        found: IntArray = self.group_of_base.take(self.base.take(at))
+        return found
+
+
 def _pixels_of_groups(
-    at: npt.NDArray[np.intp], pixel_group: IntArray, wanted: npt.NDArray[np.intp], groups: int
+    at: npt.NDArray[np.intp], pg: IntArray, wanted: npt.NDArray[np.intp], groups: int
 ) -> tuple[npt.NDArray[np.intp], IntArray]:
-    """The pixels `at` (flat indices) whose group is among `wanted`, in their order, and
-    those groups. O(len(at))."""
+    """The pixels `at` (flat indices) whose group (`pg`, one per pixel) is among `wanted`,
+    in their order, and those groups. O(len(at))."""
     live = np.zeros(groups, dtype=bool)
     live[wanted] = True
-    pg = pixel_group[at]
     rows = live[pg]
     return at[rows], pg[rows]
 
@@ -762,31 +802,29 @@ BESIDE = 2
 
 def _beside_stroke(
     labels: IntArray,
-    pixel_group: IntArray,
+    group_of: _GroupOf,
     looked_at: npt.NDArray[np.intp],
     stroke: BoolArray,
     groups: int,
 ) -> BoolArray:
     """Per group: whether a pixel `looked_at` (flat indices) of it lies within `BESIDE`
     of a pixel of a stroke group of the same label. O(S × (2 BESIDE + 1)²) for the S
-    pixels looked at."""
+    pixels looked at, every window position at once."""
     h, w = labels.shape
     out = np.zeros(groups, dtype=bool)
     ys, xs = np.divmod(looked_at, w)
     if len(ys) == 0:
         return out
-    flat_labels, flat_group = labels.ravel(), pixel_group.ravel()
-    own, own_group = flat_labels[looked_at], flat_group[looked_at]
-    found = np.zeros(len(ys), dtype=bool)
-    # The window's rows and columns, clamped to the image, once per offset.
-    reach = range(-BESIDE, BESIDE + 1)
-    row_starts = [np.clip(ys + dy, 0, h - 1) * w for dy in reach]
-    columns = [np.clip(xs + dx, 0, w - 1) for dx in reach]
-    for row_start in row_starts:
-        for column in columns:
-            at = row_start + column
-            g = flat_group[at]
-            found |= (flat_labels[at] == own) & stroke[g] & (g != own_group)
+    flat_labels = labels.ravel()
+    own, own_group = flat_labels.take(looked_at), group_of(looked_at)
+    # The window's rows and columns, clamped to the image: (rows, columns, pixels).
+    reach = np.arange(-BESIDE, BESIDE + 1)
+    row_starts = np.clip(ys[None, :] + reach[:, None], 0, h - 1) * w
+    columns = np.clip(xs[None, :] + reach[:, None], 0, w - 1)
+    at = (row_starts[:, None, :] + columns[None, :, :]).reshape(-1, len(ys))
+    g = group_of(at.ravel()).reshape(at.shape)
+    near = (flat_labels.take(at) == own) & stroke.take(g) & (g != own_group)
+    found = near.any(axis=0)
     out[own_group[found]] = True
     return out
 
@@ -831,16 +869,16 @@ def _surrounding_labels(
     at_group: IntArray,
     at: npt.NDArray[np.intp],
     groups: int,
-    values: IntArray | None = None,
+    values: _GroupOf | None = None,
 ) -> tuple[IntArray, IntArray]:
     """For every group: the label most often 4-adjacent to its pixels (-1 transparent,
-    -2 none) and the next one (-2 none); with `values` (a flat map of ids >= -1, such as
+    -2 none) and the next one (-2 none); with `values` (ids >= -1 per pixel, such as
     the groups) those ids of the neighbours of another label instead. Only the pixels
     `at` (flat indices: the candidate groups' pixels) are looked at; `at_group` holds
     their groups. O(S log S) for their S neighbour pairs."""
     h, w = labels.shape
     flat = labels.ravel()
-    counted = flat if values is None else values
+    counted = flat.take if values is None else values
     y, x = np.divmod(at, w)
     own = flat.take(at)
     keys = []
@@ -848,7 +886,7 @@ def _surrounding_labels(
         nb = at[inside] + step
         differ = flat.take(nb) != own[inside]
         keys.append(
-            (at_group[inside][differ].astype(np.int64), counted.take(nb[differ]).astype(np.int64))
+            (at_group[inside][differ].astype(np.int64), counted(nb[differ]).astype(np.int64))
         )
     g = np.concatenate([k[0] for k in keys])
     nb_label = np.concatenate([k[1] for k in keys]) + 1
