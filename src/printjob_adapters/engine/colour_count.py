@@ -53,9 +53,10 @@ BAND_LEFT = 0.0002
 PHOTO_FIDELITY = 2.7
 #: The automatic count never goes beyond this (photos).
 AUTO_MAX = 256
-#: Nor beyond this for clean shaded art: 64 bands of `BAND_STEP` span any one gradient (a
-#: CIEDE2000 of 160 is more than black to white), and a colour plane that would need more
-#: gets slightly coarser steps rather than thousands of paths.
+#: Nor beyond this for the first palette of clean shaded art: 64 bands of `BAND_STEP` span
+#: any one gradient along a line (a CIEDE2000 of 160 is more than black to white). The
+#: bands are placed again by `shading.band_labels`, which lets a gradient in two
+#: directions (a plane of colours) have up to `AUTO_MAX` (`shading.CLEAN_MAX_COLOURS`).
 SHADED_MAX = 64
 #: Below this noise level (`quantise.PixelMaps.noise`) the input is a clean render: its
 #: flat colours are exact and kept as they are.

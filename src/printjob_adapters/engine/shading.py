@@ -20,8 +20,13 @@ Here the bands are made again (`band_labels`), in four named stages:
    linear areas) (farthest-point picks, unweighted, from the flat colours, kept exactly),
    every colour within `REACH` of one, and further apart where the gradient is steep
    (`STEEP` times its own change per pixel, `_slope`), so a band is at least about two
-   pixels wide and one connected ring or strip. O((K + F) U) for K picks, F flat colours
-   and U grid cells of the sampled pixels (at most `PLACING`).
+   pixels wide and one connected ring or strip. At most `MAX_COLOURS` (64) for a gradient
+   along one line; a gradient in two directions (a plane of colours: a blend across and a
+   shading down) needs its bands across the plane, as many as the plane's area asks, up
+   to `CLEAN_MAX_COLOURS` (256) when that many hold it within reach (under JPEG noise
+   only when `_two_dimensional` says so).
+   O((K + F) U) for K picks, F flat colours and U grid cells of the sampled pixels (at
+   most `PLACING`).
 3. Labelling: linear pixels and the gradient's bends (`BENT`: a radial gradient's centre,
    a ramp's foot) take the colour nearest to their smoothed colour (once per distinct
    smoothed colour); edge pixels keep their flat colour, or from an old band the nearest
@@ -65,8 +70,26 @@ GRID = 0.5
 #: Most pixels that place band colours (`cover`, `_slope`); larger images place them from a
 #: grid of pixels (a 512-px image from every second pixel of every second row).
 PLACING = 65_536
-#: Most colours, flat and band together (`colour_count.SHADED_MAX`).
+#: Most colours, flat and band together (`colour_count.SHADED_MAX`), under JPEG noise:
+#: there more colours would cover the noise that one smoothing leaves, not the gradient
+#: (a JPEG'd radial gradient at quality 75: 121 colours, twice the segments, steps no
+#: closer).
 MAX_COLOURS = colour_count.SHADED_MAX
+#: Most colours, flat and band together, of a gradient that needs more than `MAX_COLOURS`
+#: to keep every colour within reach and fewer than this (`colour_count.AUTO_MAX`). A
+#: gradient along one line needs far fewer (a line of 160 CIEDE2000, black to white,
+#: about 80 bands); a gradient in two directions needs its bands across a plane of colour,
+#: whose count grows with the plane's area (a soft two-axis blend of 45 by 20 CIEDE2000:
+#: about 230), and at `MAX_COLOURS` stepped by up to 2.4 more than the bound. A plane
+#: wider still (four saturated corners blended) steps visibly even at 256 (4 to 7 over
+#: the bound, 11 to 13 at 64) and keeps `MAX_COLOURS` (`HELD`): a quarter of the paths.
+CLEAN_MAX_COLOURS = colour_count.AUTO_MAX
+#: A gradient keeps more than `MAX_COLOURS` only if they bring every colour within this
+#: many times its reach (`cover`). Measured at `CLEAN_MAX_COLOURS`: soft two-axis blends,
+#: clean or JPEG'd, 1.0 to 1.44, and every step within the bound; wider planes (four
+#: saturated corners, blue to yellow across and dark to light down) 2.1 to 2.8, and steps
+#: 4 to 7 over it.
+HELD = 1.5
 #: Most 8-bit levels by which smoothing may move a channel of a locally linear pixel: the
 #: rounding of a ramp moves it by under half a level, a radial ramp's bend by under one;
 #: an edge or its anti-aliasing by tens.
@@ -83,6 +106,18 @@ BENT = 3.0
 #: the gradient. A clean gradient's median is its rounding, under half a level, so `LINEAR`
 #: stands.
 NOISY_LINEAR = 2.0
+#: Under JPEG noise a bend of the gradient (not linear, yet followed: `BENT`) places a band
+#: colour only where its smoothed colour is further than this from every other: a part of
+#: the gradient no linear pixel reaches (a steep radial gradient's tip, white to red at 3.4
+#: CIEDE2000 a pixel at quality 90: its white centre stepped by 10.2 to the nearest band),
+#: not the noise around a ramp that one smoothing leaves (at `REACH` it added a fifth to
+#: twice the segments of JPEG'd radial gradients).
+BENT_REACH = colour_count.BAND_STEP
+#: A gradient's colour changes two ways (`_two_dimensional`) where its changes across and
+#: down are at least this many degrees apart in CIELAB...
+PLANE_ANGLE = 30.0
+#: ...at at least this share of the sampled pixels.
+PLANE_SHARE = 0.5
 #: Where the gradient is steep, bands are at least this many times its own CIEDE2000 per
 #: pixel apart: a ring across a diagonal stays 4-connected (at least about two pixels
 #: wide), so a band is one shape, not a piece per staircase step. Measured: 1.0 left
@@ -147,16 +182,35 @@ def band_labels(
     # that ring along the artwork), on a grid of pixels `stride` apart at most `PLACING`
     # of them. Clean input places by its bends too: a steep radial gradient's centre is
     # not linear over a few pixels, and with no band placed there two colours far apart
-    # met in it (white to red at 3.4 CIEDE2000 a pixel: 20.4). Under noise, by the linear
-    # pixels, whose limit the noise has widened: noisy bends would spread the colours to
-    # cover into a cloud and add bands for the noise.
+    # met in it (white to red at 3.4 CIEDE2000 a pixel: 20.4). Under noise, by the inside
+    # of the linear pixels, whose limit the noise has widened, and by its bends only at
+    # `BENT_REACH`: noisy bends would otherwise spread the colours to cover into a cloud
+    # and add bands for the noise.
+    inside = _inside(follows)
+    noisy = limit > LINEAR
+    if noisy:
+        inside = _inside(linear) | (inside & ~linear)
     placing = np.zeros(labels.shape, dtype=bool)
     placing[::stride, ::stride] = True
-    placing &= _inside(follows if limit <= LINEAR else linear)
+    placing &= inside
     placing[-1] = placing[:, -1] = False  # its neighbours right and down measure its slope
     reach = np.maximum(REACH, STEEP * _slope(lab, index, placing))
-    given = MAX_COLOURS - fixed
-    centres = np.vstack([flat_lab, cover(lab[index[placing]], reach, flat_lab, given)])
+    if noisy:
+        bent = ~linear[placing]
+        reach[bent] = np.maximum(reach[bent], BENT_REACH)
+    # The cover stops once every colour is within reach: only a gradient that needs more
+    # than `MAX_COLOURS` gets more, and keeps them only if `CLEAN_MAX_COLOURS` hold it
+    # within `HELD` times its reach. A plane wider than that is banded visibly either way,
+    # and keeps the `MAX_COLOURS` first picks (the same) and a quarter of the paths. Under
+    # noise only a gradient whose colour changes two ways gets more: along one line they
+    # would go to the noise.
+    most = MAX_COLOURS - fixed
+    if not noisy or _two_dimensional(lab, index, stride):
+        most = CLEAN_MAX_COLOURS - fixed
+    picks, left = cover(lab[index[placing]], reach, flat_lab, most)
+    if left > HELD:
+        picks = picks[: MAX_COLOURS - fixed]
+    centres = np.vstack([flat_lab, picks])
     _, nearest = PointSet(centres).query(lab)
     out = labels.copy()
     out[follows] = nearest[index[follows]]
@@ -180,6 +234,37 @@ def _linear_limit(moved: Float32Array, follows: BoolArray) -> float:
     if not len(followed):
         return LINEAR
     return min(BENT, max(LINEAR, NOISY_LINEAR * float(np.median(followed))))
+
+
+def _two_dimensional(lab: FloatArray, index: npt.NDArray[np.int32], stride: int) -> bool:
+    """Whether the gradient's colour changes two ways: across and down (over an eighth of
+    the image, where JPEG's noise that one smoothing leaves is small beside the change)
+    the smoothed colour moves in directions at least `PLANE_ANGLE` apart at most sampled
+    pixels (`PLANE_SHARE`). Along one line (linear, radial or conic: every change runs
+    along the same colour curve) the two changes are parallel; a soft two-axis blend
+    measures 0.8 to 1.0 of its pixels so, JPEG'd radial gradients 0 to 0.15. `lab[index]`
+    is the smoothed image in CIELAB (-1: not followed). Cost: O(P) for P pixels a grid of
+    `stride` apart."""
+    height, width = index.shape
+    step = max(4, min(height, width) // 8)
+    here = index[: height - step : stride, : width - step : stride]
+    across = index[: height - step : stride, step::stride][:, : here.shape[1]]
+    down = index[step::stride, : width - step : stride][: here.shape[0]]
+    sampled = here.size
+    valid = (here >= 0) & (across >= 0) & (down >= 0)
+    if not sampled or not valid.any():
+        return False
+    origin = lab[here[valid]]
+    u = lab[across[valid]] - origin
+    v = lab[down[valid]] - origin
+    length_u = np.linalg.norm(u, axis=1)
+    length_v = np.linalg.norm(v, axis=1)
+    moving = (length_u >= 1.0) & (length_v >= 1.0)
+    if np.count_nonzero(moving) < PLANE_SHARE * sampled:
+        return False  # one way the colour hardly changes (a linear gradient)
+    sine = np.linalg.norm(np.cross(u[moving], v[moving]), axis=1)
+    sine /= length_u[moving] * length_v[moving]
+    return bool(np.count_nonzero(sine >= np.sin(np.radians(PLANE_ANGLE))) >= PLANE_SHARE * sampled)
 
 
 def _steep(smooth: Float32Array) -> BoolArray:
@@ -284,12 +369,16 @@ def _from_keys(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
     return colours
 
 
-def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> FloatArray:
+def cover(
+    lab: FloatArray, reach: FloatArray, given: FloatArray, most: int
+) -> tuple[FloatArray, float]:
     """Band colours (CIELAB) such that every colour of `lab` is within `REACH` CIEDE2000 of
     one of them or of the `given` colours: farthest-point picks over the distinct colours
     on a grid of `GRID` CIELAB units, unweighted, so that a steep part of a gradient (few
     pixels per unit of colour) gets its bands as close together as a slow part. On a ramp
-    the picks end `REACH` to twice `REACH` apart. At most `most` colours.
+    the picks end `REACH` to twice `REACH` apart. At most `most` colours; with them, the
+    largest distance of a colour to the nearest pick or given colour in units of its reach
+    (at most 1 when every colour is within reach).
     Cost: O((K + G) U) for K colours picked, G given and U grid colours."""
     # One integer per grid cell (L* 0..100, a* and b* within +-512 grid units).
     grid = np.rint(lab / GRID).astype(np.int64) + np.array([0, 512, 512])
@@ -320,7 +409,8 @@ def cover(lab: FloatArray, reach: FloatArray, given: FloatArray, most: int) -> F
         )
         dist[open_cells] = near
         open_cells = open_cells[near > cell_reach[open_cells]]
-    return np.array(picks).reshape(-1, 3)
+    left = float((dist[open_cells] / cell_reach[open_cells]).max()) if len(open_cells) else 1.0
+    return np.array(picks).reshape(-1, 3), left
 
 
 def _blur(plane: Float32Array) -> Float32Array:
