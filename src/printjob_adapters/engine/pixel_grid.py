@@ -21,6 +21,7 @@ mapped back to image pixels; layers are stacked as in `stacking`.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -119,29 +120,40 @@ def _folds(
     profiles: tuple[npt.NDArray[np.float64], ...], cells: npt.NDArray[np.int64], top: int
 ) -> list[npt.NDArray[np.float64]]:
     """The change of each profile (the grid line after pixel i - 1 at index i - 1) folded
-    onto each cell size: row i holds, per phase p < cells[i], the change on the lines at
-    p + k cells[i]; phases past the cell are -1, so a row's argmax and max are those of its
-    fold. All cells in one weighted bincount, which adds each row's values in the order a
-    bincount per cell would: the same sums. The phase of every (cell, line) is computed
-    once per profile length (a square image's two profiles share it).
-    O(len(cells) × len(profile)) per profile."""
+    onto each cell size (`cells` consecutive, as `detect_grid` asks): row i holds, per
+    phase p < cells[i], the change on the lines at p + k cells[i]; phases past the cell
+    are -1, so a row's argmax and max are those of its fold. All cells in one weighted
+    bincount, which adds each row's values in the order a bincount per cell would: the
+    same sums. The phase of every (cell, line) is computed
+    once per profile length and cell range (`_fold_index`, kept for the next image of
+    that size). O(len(cells) × len(profile)) per profile."""
     m = len(cells)
     past = np.arange(top)[None, :] >= cells[:, None]
-    index_of: dict[int, npt.NDArray[np.int64]] = {}
     out: list[npt.NDArray[np.float64]] = []
     for profile in profiles:
-        index = index_of.get(len(profile))
-        if index is None:
-            lines = np.arange(1, len(profile) + 1)
-            index = lines[None, :] % cells[:, None]
-            index += (np.arange(m) * top)[:, None]
-            index = index_of[len(profile)] = index.ravel()
+        index = _fold_index(len(profile), int(cells[0]), m, top)
         weights = np.broadcast_to(profile, (m, len(profile))).ravel()
         folds = np.asarray(np.bincount(index, weights, minlength=m * top), dtype=np.float64)
         folds = folds.reshape(m, top)
         folds[past] = -1.0
         out.append(folds)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _fold_index(length: int, least: int, m: int, top: int) -> npt.NDArray[np.int64]:
+    """The bincount index of `_folds` for a profile of `length` lines and the cells
+    `least` .. `least` + m - 1: (cell i, line j) goes to i * top + (j + 1) % cell. It
+    depends on the image's size alone, so images of one size (every 512-px upload) share
+    it rather than recompute it (an integer modulo per (cell, line), most of the folds'
+    cost). Read only. O(m × length) once per size."""
+    cells = np.arange(least, least + m)
+    lines = np.arange(1, length + 1)
+    index = lines[None, :] % cells[:, None]
+    index += (np.arange(m) * top)[:, None]
+    flat = index.ravel()
+    flat.flags.writeable = False
+    return flat
 
 
 #: Above this share of neighbouring pixel pairs that differ (photos, noise, busy art), the

@@ -302,7 +302,9 @@ class Colours:
 
     keys: IntArray  # (U,) sorted 24-bit keys (r << 16 | g << 8 | b)
     rgb: npt.NDArray[np.int64]  # (U, 3) the colours
-    inverse: IntArray  # (N,) each pixel's colour in raster order, -1 where not opaque
+    # (N,) each pixel's colour in raster order, -1 where not opaque: int16 under 2^15
+    # colours (flat art's few hundred; half the fresh memory of int32), else int32.
+    inverse: npt.NDArray[np.signedinteger[Any]]
     count: npt.NDArray[np.int64]  # (U,) opaque pixels of each colour
     flat: npt.NDArray[np.int64]  # (U,) flat pixels of each colour
     everything: bool  # every pixel is opaque (no -1 in `inverse`)
@@ -326,8 +328,11 @@ class Colours:
         found: npt.NDArray[np.int64] = self.inverse[at].astype(np.int64)
         return found
 
-    def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
-        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(1): a view."""
+    def per_pixel(
+        self, shape: tuple[int, int], opaque: BoolArray
+    ) -> npt.NDArray[np.signedinteger[Any]]:
+        """Each pixel's colour index as an (H, W) map, -1 where not opaque (the type of
+        `inverse`). O(1): a view."""
         return self.inverse.reshape(shape)
 
 
@@ -361,7 +366,9 @@ def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
         flat_runs = np.zeros(0, dtype=np.int64)
     flat = np.bincount(index[taken], flat_runs[taken], minlength=u).astype(np.int64)
     ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int64)
-    inv = np.repeat(index, runs.lengths)
+    # The per-pixel map in the narrowest type that holds every index and -1.
+    narrow: npt.NDArray[np.signedinteger[Any]] = index.astype(np.int16) if u < 1 << 15 else index
+    inv: npt.NDArray[np.signedinteger[Any]] = np.repeat(narrow, runs.lengths)
     return Colours(
         keys=uniq,
         rgb=ucol,
@@ -679,12 +686,14 @@ def find_palette(
     colours: Colours | None = None,
     tick: Callable[[], None] = _no_tick,
     on_bands: Callable[[int], None] | None = None,
+    tol: Tolerances | None = None,
 ) -> FloatArray:
     """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None).
     `tick` is a cancel check, called between units of the k-means (`refine_palette`).
     `on_bands` hears, for smooth shaded art, how many flat colours lead the palette before
-    its band colours (`shading`)."""
-    tol = tolerances(maps)
+    its band colours (`shading`). `tol`, `tolerances(maps)` when the caller has it."""
+    if tol is None:
+        tol = tolerances(maps)
     hist = colour_histogram(rgb, maps, colours)
     if len(hist.rgb) == 0:
         return np.zeros((0, 3))

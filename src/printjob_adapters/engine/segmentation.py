@@ -105,7 +105,13 @@ def segment(
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
     palette = quantise.find_palette(
-        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2), on_bands=flat_colours.append
+        rgb,
+        maps,
+        colors,
+        colours,
+        tick=lambda: checkpoint(0.2),
+        on_bands=flat_colours.append,
+        tol=tol,
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
