@@ -39,7 +39,7 @@ from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.writers import write
 
 if TYPE_CHECKING:
-    from printjob_adapters.engine.pixel_grid import Grid
+    from printjob_adapters.engine.pixel_grid import Grid, RowChanges
     from printjob_adapters.engine.segmentation import Segmentation
 
 _T = TypeVar("_T")
@@ -80,7 +80,7 @@ def trace(
         raise UnsupportedImage("The image could not be decoded.") from exc
     checkpoint(1.0)
 
-    grid = _stage("Analysing the colours", lambda: _detect_grid(rgba))
+    grid, changes = _stage("Analysing the colours", lambda: _detect_grid(rgba))
     if grid is not None:
         art = _stage(
             "Tracing the pixel grid",
@@ -94,6 +94,7 @@ def trace(
                 options.colors,
                 options.background,
                 checkpoint.child(Stage.SEGMENT, 10, 40),
+                changes,
             ),
         )
         try:
@@ -114,7 +115,7 @@ def trace(
             retry = checkpoint.child(Stage.VECTORISE, 84, 85)
             coarser = _stage(
                 "Analysing the colours",
-                lambda: _segment(rgba, fewer, options.background, retry),
+                lambda: _segment(rgba, fewer, options.background, retry, changes),
             )
             art = _stage(
                 "Tracing the outlines", lambda: _vectorise(rgba, coarser, retry, automatic=True)
@@ -142,11 +143,17 @@ def trace(
 
 
 def _segment(
-    rgba: RGBA, colors: int | None, background: Background, checkpoint: Checkpoint
+    rgba: RGBA,
+    colors: int | None,
+    background: Background,
+    checkpoint: Checkpoint,
+    changes: RowChanges | None = None,
 ) -> Segmentation:
     from printjob_adapters.engine.segmentation import segment
 
-    return segment(rgba, colors, background, checkpoint)
+    # The grid detection's row changes spare the colour runs a pass over the image.
+    row_changes = None if changes is None else changes.after
+    return segment(rgba, colors, background, checkpoint, row_changes)
 
 
 def _vectorise(
@@ -174,10 +181,10 @@ def _fewer_colours(segmentation: Segmentation) -> int | None:
     return fewer_for_segments(segmentation.palette)
 
 
-def _detect_grid(rgba: RGBA) -> Grid | None:
-    from printjob_adapters.engine.pixel_grid import detect_grid
+def _detect_grid(rgba: RGBA) -> tuple[Grid | None, RowChanges | None]:
+    from printjob_adapters.engine.pixel_grid import detect_grid_and_changes
 
-    return detect_grid(rgba)
+    return detect_grid_and_changes(rgba)
 
 
 def _trace_grid(rgba: RGBA, grid: Grid, options: TraceOptions, checkpoint: Checkpoint) -> VectorArt:

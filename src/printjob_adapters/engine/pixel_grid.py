@@ -21,6 +21,7 @@ mapped back to image pixels; layers are stacked as in `stacking`.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -73,8 +74,29 @@ class Grid:
     y0: int
 
 
+@attrs.frozen(eq=False)
+class RowChanges:
+    """Where each row of an RGBA image changes: the raster index of every pixel whose four
+    bytes differ from those of the pixel before it in its row, ascending (int64). Found
+    by `detect_grid`'s change profiles; `quantise.distinct_colours` reads its colour runs
+    from them instead of comparing every pixel again (a colour run starts only at such a
+    pixel or at a row's first). Valid for that image only."""
+
+    after: npt.NDArray[np.int64]
+
+
 def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
-    """The pixel grid of `rgba` (uint8 (H, W, 4)), or None for anything but pixel art.
+    """The pixel grid of `rgba` (uint8 (H, W, 4)), or None for anything but pixel art
+    (`detect_grid_and_changes`)."""
+    return detect_grid_and_changes(rgba)[0]
+
+
+def detect_grid_and_changes(
+    rgba: npt.NDArray[np.uint8],
+) -> tuple[Grid | None, RowChanges | None]:
+    """The pixel grid of `rgba` (uint8 (H, W, 4)), or None for anything but pixel art;
+    and the image's `RowChanges` when the profiles found them on the way (the few pixels
+    that differ of flat art, `_sparse_change`), else None.
 
     Cost: the change profiles (`change_profiles`), O(N) over bytes; the folds
     O((W + H) × MAX_CELL); then, only when the change folds onto a grid (pixel art, or
@@ -86,23 +108,23 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
     h, w = rgba.shape[:2]
     top = min(MAX_CELL, w // MIN_CELLS, h // MIN_CELLS)
     if top < MIN_CELL:
-        return None
+        return None, None
     # A sprite has at most `MAX_CELLS` art pixels; at the smallest cell a larger image
     # holds more than that, and only larger cells are looked for.
     least = max(MIN_CELL, int(np.ceil(np.sqrt(h * w / MAX_CELLS))))
     if least > top:
-        return None
-    across, down = change_profiles(rgba)
+        return None, None
+    across, down, changes = _profiles_and_changes(rgba)
     total = across.sum() + down.sum()
     if total <= 0:
-        return None
+        return None, changes
     cells = np.arange(least, top + 1)
     fold_x, fold_y = _folds((across, down), cells, top)
     phases = np.stack([np.argmax(fold_x, axis=1), np.argmax(fold_y, axis=1)], axis=1)
     share = (fold_x.max(axis=1) + fold_y.max(axis=1)) / total
     best = share.max()
     if best < ON_GRID:
-        return None
+        return None, changes
     px: npt.NDArray[np.float32] | None = None
     for i in np.flatnonzero(share >= max(ON_GRID, NEAR_BEST * best))[::-1]:
         grid = Grid(int(cells[i]), int(phases[i, 0]), int(phases[i, 1]))
@@ -111,37 +133,48 @@ def detect_grid(rgba: npt.NDArray[np.uint8]) -> Grid | None:
         if px is None:
             px = _premultiplied(rgba)
         if _uniform(px, grid):
-            return grid
-    return None
+            return grid, changes
+    return None, changes
 
 
 def _folds(
     profiles: tuple[npt.NDArray[np.float64], ...], cells: npt.NDArray[np.int64], top: int
 ) -> list[npt.NDArray[np.float64]]:
     """The change of each profile (the grid line after pixel i - 1 at index i - 1) folded
-    onto each cell size: row i holds, per phase p < cells[i], the change on the lines at
-    p + k cells[i]; phases past the cell are -1, so a row's argmax and max are those of its
-    fold. All cells in one weighted bincount, which adds each row's values in the order a
-    bincount per cell would: the same sums. The phase of every (cell, line) is computed
-    once per profile length (a square image's two profiles share it).
-    O(len(cells) × len(profile)) per profile."""
+    onto each cell size (`cells` consecutive, as `detect_grid` asks): row i holds, per
+    phase p < cells[i], the change on the lines at p + k cells[i]; phases past the cell
+    are -1, so a row's argmax and max are those of its fold. All cells in one weighted
+    bincount, which adds each row's values in the order a bincount per cell would: the
+    same sums. The phase of every (cell, line) is computed
+    once per profile length and cell range (`_fold_index`, kept for the next image of
+    that size). O(len(cells) × len(profile)) per profile."""
     m = len(cells)
     past = np.arange(top)[None, :] >= cells[:, None]
-    index_of: dict[int, npt.NDArray[np.int64]] = {}
     out: list[npt.NDArray[np.float64]] = []
     for profile in profiles:
-        index = index_of.get(len(profile))
-        if index is None:
-            lines = np.arange(1, len(profile) + 1)
-            index = lines[None, :] % cells[:, None]
-            index += (np.arange(m) * top)[:, None]
-            index = index_of[len(profile)] = index.ravel()
+        index = _fold_index(len(profile), int(cells[0]), m, top)
         weights = np.broadcast_to(profile, (m, len(profile))).ravel()
         folds = np.asarray(np.bincount(index, weights, minlength=m * top), dtype=np.float64)
         folds = folds.reshape(m, top)
         folds[past] = -1.0
         out.append(folds)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _fold_index(length: int, least: int, m: int, top: int) -> npt.NDArray[np.int64]:
+    """The bincount index of `_folds` for a profile of `length` lines and the cells
+    `least` .. `least` + m - 1: (cell i, line j) goes to i * top + (j + 1) % cell. It
+    depends on the image's size alone, so images of one size (every 512-px upload) share
+    it rather than recompute it (an integer modulo per (cell, line), most of the folds'
+    cost). Read only. O(m × length) once per size."""
+    cells = np.arange(least, least + m)
+    lines = np.arange(1, length + 1)
+    index = lines[None, :] % cells[:, None]
+    index += (np.arange(m) * top)[:, None]
+    flat = index.ravel()
+    flat.flags.writeable = False
+    return flat
 
 
 #: Above this share of neighbouring pixel pairs that differ (photos, noise, busy art), the
@@ -155,6 +188,14 @@ SPARSE_CHANGE_OPAQUE = 0.05
 def change_profiles(
     rgba: npt.NDArray[np.uint8],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The change profiles alone (`_profiles_and_changes`)."""
+    across, down, _ = _profiles_and_changes(rgba)
+    return across, down
+
+
+def _profiles_and_changes(
+    rgba: npt.NDArray[np.uint8],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], RowChanges | None]:
     """The premultiplied RGBA change between neighbouring columns (W - 1,) and rows
     (H - 1,), summed over the image and the four channels: the profiles `detect_grid`
     folds. Computed in integers (no float copy of the image): on an opaque image the
@@ -169,7 +210,9 @@ def change_profiles(
     everywhere, are summed over whole arrays (`_change_sums`).
     Cost: O(N): two compares of words, then O(D) for the D differing pairs, or six
     passes over the bytes (with transparency, six over the colour channels in uint16
-    words and six over the alpha bytes).
+    words and six over the alpha bytes). On the sparse path the pixels that differ from
+    the one before them in their row are listed anyway, and are handed on
+    (`RowChanges`); else None.
     """
     h, w, c = rgba.shape
     rows = np.ascontiguousarray(rgba)
@@ -178,8 +221,12 @@ def change_profiles(
     differ_across = words[:, 1:] != words[:, :-1]
     differ_down = words[1:] != words[:-1]
     differing = np.count_nonzero(differ_across) + np.count_nonzero(differ_down)
+    changes: RowChanges | None = None
     if differing <= (SPARSE_CHANGE_OPAQUE if opaque else SPARSE_CHANGE) * h * w:
-        across, down = _sparse_change(rows.reshape(h * w, c), differ_across, differ_down, opaque)
+        across, down, after = _sparse_change(
+            rows.reshape(h * w, c), differ_across, differ_down, opaque
+        )
+        changes = RowChanges(after=after)
     elif opaque:
         flat_rows = rows.reshape(h, w * c)
         across = _change_sums(flat_rows, c, np.uint8)
@@ -190,9 +237,9 @@ def change_profiles(
         across = _change_sums(colour, 3, np.uint16) + 255 * _change_sums(alpha, 1, np.uint8)
         down = _change_sums(colour, 0, np.uint16) + 255 * _change_sums(alpha, 0, np.uint8)
     if opaque:
-        return across.astype(np.float64), down.astype(np.float64)
+        return across.astype(np.float64), down.astype(np.float64), changes
     across_premultiplied: npt.NDArray[np.float64] = across / 255.0
-    return across_premultiplied, down / 255.0
+    return across_premultiplied, down / 255.0, changes
 
 
 def _sparse_change(
@@ -200,7 +247,7 @@ def _sparse_change(
     differ_across: npt.NDArray[np.bool_],
     differ_down: npt.NDArray[np.bool_],
     opaque: bool,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The integer change profiles across (W - 1,) and down (H - 1,), as `_change_sums`
     sums them (the bytes' |difference| on an opaque image, else 255 times the
     premultiplied one), from the pixel pairs that differ: `differ_across` marks pair
@@ -208,7 +255,9 @@ def _sparse_change(
     below. Both directions in one pass: the pairs' pixels gathered as float64 (every
     value, difference and sum here is an integer under 2^53, so exact), each pair's
     channels summed by one matrix product, and the pairs counted into one bincount, the
-    columns first and the rows after them. O(D) for the D differing pairs."""
+    columns first and the rows after them. Also returns the raster index of the second
+    pixel of every pair across (the pixels that differ from the one before them in their
+    row), ascending. O(D) for the D differing pairs."""
     h, w = differ_down.shape[0] + 1, differ_down.shape[1]
     at_across = np.flatnonzero(differ_across)
     ys, xs = np.divmod(at_across, max(w - 1, 1))
@@ -240,7 +289,7 @@ def _sparse_change(
         change += alpha_a
     where = np.concatenate((xs, at_down // w + (w - 1)))
     sums = np.bincount(where, change, minlength=(w - 1) + (h - 1)).astype(np.int64)
-    return sums[: w - 1], sums[w - 1 :]
+    return sums[: w - 1], sums[w - 1 :], second[: len(at_across)]
 
 
 def _change_sums(

@@ -302,7 +302,9 @@ class Colours:
 
     keys: IntArray  # (U,) sorted 24-bit keys (r << 16 | g << 8 | b)
     rgb: npt.NDArray[np.int64]  # (U, 3) the colours
-    inverse: IntArray  # (N,) each pixel's colour in raster order, -1 where not opaque
+    # (N,) each pixel's colour in raster order, -1 where not opaque: int16 under 2^15
+    # colours (flat art's few hundred; half the fresh memory of int32), else int32.
+    inverse: npt.NDArray[np.signedinteger[Any]]
     count: npt.NDArray[np.int64]  # (U,) opaque pixels of each colour
     flat: npt.NDArray[np.int64]  # (U,) flat pixels of each colour
     everything: bool  # every pixel is opaque (no -1 in `inverse`)
@@ -326,23 +328,36 @@ class Colours:
         found: npt.NDArray[np.int64] = self.inverse[at].astype(np.int64)
         return found
 
-    def per_pixel(self, shape: tuple[int, int], opaque: BoolArray) -> IntArray:
-        """Each pixel's colour index as an (H, W) map, -1 where not opaque. O(1): a view."""
+    def per_pixel(
+        self, shape: tuple[int, int], opaque: BoolArray
+    ) -> npt.NDArray[np.signedinteger[Any]]:
+        """Each pixel's colour index as an (H, W) map, -1 where not opaque (the type of
+        `inverse`). O(1): a view."""
         return self.inverse.reshape(shape)
 
 
-def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
+def distinct_colours(
+    rgb: npt.NDArray[np.uint8],
+    maps: PixelMaps,
+    row_changes: npt.NDArray[np.int64] | None = None,
+) -> Colours:
     """Step 2b: the distinct colours of the opaque pixels with their pixel and flat counts.
     The pixels left out take the key -1, which sorts before every colour and is dropped
     after the runs are found, so the colours keep the indices of the opaque pixels' sorted
-    keys. Cost: O(N) plus a sort of the colour runs (see `_colour_runs`); the counts are
-    summed per run, not per pixel."""
+    keys. `row_changes`, when the caller has them for this very image
+    (`pixel_grid.RowChanges`), lists the pixels whose four bytes differ from the pixel
+    before them in their row: the runs are then found from those alone
+    (`_colour_runs_at`), with no key per pixel. Cost: O(N) plus a sort of the colour runs
+    (see `_colour_runs`); the counts are summed per run, not per pixel."""
     everything = bool(maps.opaque.all())
-    keys = colour_keys(rgb).reshape(-1)  # a fresh array: marked in place below
-    if not everything:
-        np.copyto(keys, -1, where=~maps.opaque.reshape(-1))
-    runs = _colour_runs(keys)
-    del keys
+    if row_changes is not None and rgb.shape[-1] == 4 and rgb.flags.c_contiguous:
+        runs = _colour_runs_at(rgb, row_changes)
+    else:
+        keys = colour_keys(rgb).reshape(-1)  # a fresh array: marked in place below
+        if not everything:
+            np.copyto(keys, -1, where=~maps.opaque.reshape(-1))
+        runs = _colour_runs(keys)
+        del keys
     index, uniq = runs.index, runs.uniq
     taken: npt.NDArray[np.bool_] | slice = slice(None)
     if not everything:
@@ -361,7 +376,9 @@ def distinct_colours(rgb: npt.NDArray[np.uint8], maps: PixelMaps) -> Colours:
         flat_runs = np.zeros(0, dtype=np.int64)
     flat = np.bincount(index[taken], flat_runs[taken], minlength=u).astype(np.int64)
     ucol = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int64)
-    inv = np.repeat(index, runs.lengths)
+    # The per-pixel map in the narrowest type that holds every index and -1.
+    narrow: npt.NDArray[np.signedinteger[Any]] = index.astype(np.int16) if u < 1 << 15 else index
+    inv: npt.NDArray[np.signedinteger[Any]] = np.repeat(narrow, runs.lengths)
     return Colours(
         keys=uniq,
         rgb=ucol,
@@ -679,12 +696,14 @@ def find_palette(
     colours: Colours | None = None,
     tick: Callable[[], None] = _no_tick,
     on_bands: Callable[[int], None] | None = None,
+    tol: Tolerances | None = None,
 ) -> FloatArray:
     """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None).
     `tick` is a cancel check, called between units of the k-means (`refine_palette`).
     `on_bands` hears, for smooth shaded art, how many flat colours lead the palette before
-    its band colours (`shading`)."""
-    tol = tolerances(maps)
+    its band colours (`shading`). `tol`, `tolerances(maps)` when the caller has it."""
+    if tol is None:
+        tol = tolerances(maps)
     hist = colour_histogram(rgb, maps, colours)
     if len(hist.rgb) == 0:
         return np.zeros((0, 3))
@@ -889,6 +908,35 @@ def _colour_runs(keys: IntArray) -> _Runs:
     np.not_equal(keys[1:], keys[:-1], out=change[1:])
     heads = np.flatnonzero(change)
     uniq, inverse = np.unique(keys[heads], return_inverse=True)
+    lengths = np.diff(np.append(heads, n))
+    index: IntArray = inverse.astype(np.int32)
+    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq.astype(np.int32))
+
+
+def _colour_runs_at(rgba: npt.NDArray[np.uint8], row_changes: npt.NDArray[np.int64]) -> _Runs:
+    """`_colour_runs` of the keys of a contiguous RGBA image (-1 where alpha < 128), from
+    the pixels whose four bytes differ from the pixel before them in their row
+    (`row_changes`, ascending). Two neighbours whose keys differ differ in their bytes:
+    in colour when both are opaque, in alpha (either side of 128) when one is. So a run
+    starts only at a listed pixel or at a row's first, and does where its key differs
+    from the key before it: those keys are read from the two pixels' words alone.
+    Cost: O(C) for the C candidates (the listed pixels and the row starts) plus the sort
+    of `_colour_runs`, no whole-image pass."""
+    h, w = rgba.shape[:2]
+    n = h * w
+    starts = np.arange(0, n, max(w, 1), dtype=np.int64)
+    # The row starts slotted in among the listed pixels, keeping the order.
+    cand = np.insert(row_changes, np.searchsorted(row_changes, starts), starts)
+    # Big-endian words: the key is the top 24 bits, alpha the low byte (-1 below 128).
+    words = rgba.reshape(-1, 4).view(">u4")[:, 0]
+    here = words.take(cand)
+    before = words.take(np.maximum(cand - 1, 0))
+    key_here = np.where((here & 0xFF) >= 128, (here >> 8).astype(np.int32), np.int32(-1))
+    key_before = np.where((before & 0xFF) >= 128, (before >> 8).astype(np.int32), np.int32(-1))
+    head = key_here != key_before
+    head[:1] = True  # the image's first pixel (always a candidate) starts the first run
+    heads = cand[head]
+    uniq, inverse = np.unique(key_here[head], return_inverse=True)
     lengths = np.diff(np.append(heads, n))
     index: IntArray = inverse.astype(np.int32)
     return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq.astype(np.int32))

@@ -78,13 +78,16 @@ def segment(
     colors: int | None,
     background: Background,
     checkpoint: Checkpoint,
+    row_changes: npt.NDArray[np.int64] | None = None,
 ) -> Segmentation:
     """Quantise `rgba` (uint8 (H, W, 4), straight alpha) to flat colours and label its pixels.
 
     `colors` is the exact number of colours (1..1000; fewer when the artwork has fewer), or
     None for the fewest colours that keep the image faithful: the artwork's flat colours, or
     for photos, scans and gradients the fewest of 4, 8, 16 or `quantise.AUTO_CAP` (32) whose
-    mean error is at most `quantise.FIDELITY` (CIELAB ΔE).
+    mean error is at most `quantise.FIDELITY` (CIELAB ΔE). `row_changes`, the pixels of
+    `rgba` that differ from the one before them in their row when the caller found them
+    (`pixel_grid.RowChanges`), spares the colour runs a pass of their own.
     """
     if rgba.ndim != 3 or rgba.shape[2] != 4 or rgba.dtype != np.uint8:
         raise ValueError("segment expects a uint8 (H, W, 4) RGBA array")
@@ -96,16 +99,24 @@ def segment(
     rgb = np.ascontiguousarray(rgba)
     maps = quantise.pixel_maps(rgba)
     # A page under uneven light: traced with its light divided out (else unchanged).
-    rgb, maps = illumination.even_out(rgb, maps)
-    rgba = rgb
+    evened, maps = illumination.even_out(rgb, maps)
+    if evened is not rgb:
+        row_changes = None  # they were the original image's
+    rgb = rgba = evened
     tol = quantise.tolerances(maps)
     checkpoint(0.15)
-    colours = quantise.distinct_colours(rgb, maps)
+    colours = quantise.distinct_colours(rgb, maps, row_changes)
     checkpoint(0.2)
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
     palette = quantise.find_palette(
-        rgb, maps, colors, colours, tick=lambda: checkpoint(0.2), on_bands=flat_colours.append
+        rgb,
+        maps,
+        colors,
+        colours,
+        tick=lambda: checkpoint(0.2),
+        on_bands=flat_colours.append,
+        tol=tol,
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.

@@ -53,7 +53,12 @@ class FakeStages:
         self.calls: list[tuple[str, Any]] = []
 
     def segment(
-        self, rgba: np.ndarray, colors: int | None, background: TraceBackground, cp: Checkpoint
+        self,
+        rgba: np.ndarray,
+        colors: int | None,
+        background: TraceBackground,
+        cp: Checkpoint,
+        changes: Any = None,
     ) -> dict[str, Any]:
         self.calls.append(("segment", (rgba.shape, colors, background)))
         for fraction in (0.0, 0.5, 1.0):

@@ -161,3 +161,19 @@ def test_translucent_jpeg_grid_is_still_found() -> None:
     rgba = np.array(sprite.image.convert("RGBA"))
     rgba[..., 3] = 200
     assert detect_grid(rgba) == Grid(8, 0, 0)
+
+
+def test_folds_are_each_cell_sizes_sums_by_phase_for_every_image_size() -> None:
+    """The folds (their index kept per image size) are, for every cell and phase, the sum
+    of the profile over the lines at that phase, and stay so when sizes alternate."""
+    rng = np.random.default_rng(3)
+    for length, least, top in [(511, 3, 64), (97, 3, 19), (511, 5, 64), (40, 3, 13), (511, 3, 64)]:
+        cells = np.arange(least, top + 1)
+        profiles = tuple(rng.integers(0, 1000, length).astype(np.float64) for _ in range(2))
+        folds = pixel_grid._folds(profiles, cells, top)
+        for profile, fold in zip(profiles, folds, strict=True):
+            for i, cell in enumerate(cells):
+                phases = np.arange(1, length + 1) % cell
+                want = np.bincount(phases, profile, minlength=cell)
+                assert np.array_equal(fold[i, :cell], want)
+                assert (fold[i, cell:] == -1.0).all()

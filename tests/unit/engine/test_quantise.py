@@ -366,3 +366,30 @@ def test_spread5_finds_the_solid_interiors_as_an_alpha_minimum(
         assert np.array_equal(interior, ~quantise._dilate(img[..., 3] != 255, 2))
         saturated = quantise._spread5(img, interior.copy(), saturate_outside=True)
         assert np.array_equal(saturated, np.where(interior, spread, 255))
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_colour_runs_from_the_grids_row_changes_are_those_of_every_key(transparent: bool) -> None:
+    """The distinct colours found from the pixels that differ from the one before them in
+    their row (`pixel_grid.RowChanges`) are those found from every pixel's key: runs that
+    cross rows, alpha either side of 128 and colour behind transparency included."""
+    from printjob_adapters.engine import pixel_grid
+
+    rng = np.random.default_rng(7 + transparent)
+    for h, w in [(128, 160), (97, 203), (130, 70)]:
+        blocks = rng.integers(0, 3, (h // 32 + 1, w // 64 + 1, 4)).astype(np.uint8) * 120
+        rgba = np.ascontiguousarray(np.repeat(np.repeat(blocks, 32, 0), 64, 1)[:h, :w])
+        if transparent:
+            rgba[..., 3] = np.where(rgba[..., 3] == 0, 0, np.where(rgba[..., 3] > 200, 255, 127))
+            rgba[5, :, :3] = rng.integers(0, 256, (w, 3))  # colour under transparency
+        else:
+            rgba[..., 3] = 255
+        rgba[h // 2, w // 3] = (9, 9, 9, 255)  # a lone pixel
+        _, changes = pixel_grid.detect_grid_and_changes(rgba)
+        assert changes is not None
+        maps = quantise.pixel_maps(rgba)
+        every = quantise.distinct_colours(rgba, maps)
+        listed = quantise.distinct_colours(rgba, maps, changes.after)
+        for name in ("keys", "rgb", "inverse", "count", "flat", "run_colour", "run_length"):
+            assert np.array_equal(getattr(every, name), getattr(listed, name)), name
+        assert len(every.keys) > 2
