@@ -483,14 +483,14 @@ def split_edges(
     breaks.append(_smooth_breaks(edges, smooth, np.zeros(len(smooth), dtype=np.int64)))
     breaks.append(_smooth_breaks(edges, smooth, m[smooth] // 2))
     table = _Breaks.concat(breaks)
-    order = np.lexsort((table.gap, table.edge))
-    table = table.take(order)
-    # A closed edge's last break is its first one again (at gap 0, after `_roll_loops`),
-    # at the far end.
-    loops = np.nonzero(edges.closed)[0]
-    first_break = np.searchsorted(table.edge, loops)
-    wrap = table.take(first_break)
-    table = _Breaks.concat([table, _Breaks(loops, m[loops], wrap.point, wrap.tan_in, wrap.tan_out)])
+    # A closed edge's last break is its first one again at the far end. Its first is at
+    # gap 0: a corner (after `_roll_loops`) or its first smooth split point (the
+    # second, at half its length, comes last in the table and is left out of the
+    # search), and no other break shares an edge and gap, so one sort puts all in place.
+    head = table.edge[: len(table.edge) - len(smooth)]
+    wrap = table.take(np.nonzero(edges.closed[head] & (table.gap[: len(head)] == 0))[0])
+    wrap = _Breaks(wrap.edge, m[wrap.edge], wrap.point, wrap.tan_in, wrap.tan_out)
+    table = _Breaks.concat([table, wrap])
     table = table.take(np.lexsort((table.gap, table.edge)))
     # Two consecutive breaks of one edge, a and b, bound a run: a's point, the data
     # points from a's gap up to b's, and b's point.
@@ -567,18 +567,21 @@ def _drop_behind(edges: EdgeData) -> EdgeData:
     if len(sel) == 0:
         return edges
     first, mm = edges.offsets[sel], m[sel]
-    reach = np.minimum(JUNCTION_LOOKAHEAD, mm - 1)
-    # From each end inwards: the row of the end point, and the way (+1 or -1) inwards.
-    for end_row, inwards, junction in (
-        (first, 1, edges.start.take(sel, axis=0)),
-        (first + mm - 1, -1, edges.end.take(sel, axis=0)),
-    ):
-        way = edges.points.take(end_row + inwards * reach, axis=0) - junction
-        for k in range(JUNCTION_LOOKAHEAD):
-            has = np.nonzero(k < mm)[0]
-            rows = (end_row + inwards * k)[has]
-            head = edges.points.take(rows, axis=0) - junction.take(has, axis=0)
-            keep[rows] &= head[:, 0] * way[has, 0] + head[:, 1] * way[has, 1] > 0
+    # Both ends of every edge at once (starts, then ends): the row of the end point,
+    # the way (+1 or -1) inwards, its junction, and the edge's points.
+    end_row = np.concatenate([first, first + mm - 1])
+    inwards = np.repeat(np.array([1, -1]), len(sel))
+    junction = np.concatenate([edges.start.take(sel, axis=0), edges.end.take(sel, axis=0)])
+    count = np.concatenate([mm, mm])
+    reach = np.minimum(JUNCTION_LOOKAHEAD, count - 1)
+    way = edges.points.take(end_row + inwards * reach, axis=0) - junction
+    # The first `JUNCTION_LOOKAHEAD` points from each end (as far as the edge has them).
+    end, k = np.nonzero(np.arange(JUNCTION_LOOKAHEAD) < count[:, None])
+    rows = end_row[end] + inwards[end] * k
+    head = edges.points.take(rows, axis=0) - junction.take(end, axis=0)
+    w = way.take(end, axis=0)
+    # A point may be looked at from both ends of a short edge: dropping is idempotent.
+    keep[rows[~(head[:, 0] * w[:, 0] + head[:, 1] * w[:, 1] > 0)]] = False
     _, owner, _ = groups(m)
     kept = np.bincount(owner, weights=keep, minlength=len(m)).astype(np.int64)
     cut = (kept > 0) & (kept < m)
@@ -1616,7 +1619,7 @@ def _attempt(
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
         return ok, seg, line
-    sub = rel[:, todo]
+    sub = rel.take(todo, axis=1)
     diff = sub[:, :, 1:] - sub[:, :, :-1]
     u = np.zeros((len(todo), width))
     np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
@@ -1624,7 +1627,7 @@ def _attempt(
     fixed = _fixed(
         t_in.take(todo, axis=0).T,
         _tangent_back(pts, off[todo], last[todo], cand[todo], t_end.take(todo, axis=0)).T,
-        chord[:, todo],
+        chord.take(todo, axis=1),
         used[todo],
     )
     tol2, rms2 = tol2[todo], rms2[todo]
@@ -1658,7 +1661,7 @@ def _attempt(
         bez[:, :, rows], emax2[rows], ems2[rows] = r_bez, r_max2, r_ms2
         reach = _LATE_REACH
     ok[todo] = (emax2 <= tol2) & (ems2 <= rms2)
-    seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
+    seg[todo] = bez.transpose(2, 1, 0) + p0.take(todo, axis=1).T[:, None]
     return ok, seg, line
 
 
