@@ -483,14 +483,14 @@ def split_edges(
     breaks.append(_smooth_breaks(edges, smooth, np.zeros(len(smooth), dtype=np.int64)))
     breaks.append(_smooth_breaks(edges, smooth, m[smooth] // 2))
     table = _Breaks.concat(breaks)
-    order = np.lexsort((table.gap, table.edge))
-    table = table.take(order)
-    # A closed edge's last break is its first one again (at gap 0, after `_roll_loops`),
-    # at the far end.
-    loops = np.nonzero(edges.closed)[0]
-    first_break = np.searchsorted(table.edge, loops)
-    wrap = table.take(first_break)
-    table = _Breaks.concat([table, _Breaks(loops, m[loops], wrap.point, wrap.tan_in, wrap.tan_out)])
+    # A closed edge's last break is its first one again at the far end. Its first is at
+    # gap 0: a corner (after `_roll_loops`) or its first smooth split point (the
+    # second, at half its length, comes last in the table and is left out of the
+    # search), and no other break shares an edge and gap, so one sort puts all in place.
+    head = table.edge[: len(table.edge) - len(smooth)]
+    wrap = table.take(np.nonzero(edges.closed[head] & (table.gap[: len(head)] == 0))[0])
+    wrap = _Breaks(wrap.edge, m[wrap.edge], wrap.point, wrap.tan_in, wrap.tan_out)
+    table = _Breaks.concat([table, wrap])
     table = table.take(np.lexsort((table.gap, table.edge)))
     # Two consecutive breaks of one edge, a and b, bound a run: a's point, the data
     # points from a's gap up to b's, and b's point.
@@ -567,18 +567,21 @@ def _drop_behind(edges: EdgeData) -> EdgeData:
     if len(sel) == 0:
         return edges
     first, mm = edges.offsets[sel], m[sel]
-    reach = np.minimum(JUNCTION_LOOKAHEAD, mm - 1)
-    # From each end inwards: the row of the end point, and the way (+1 or -1) inwards.
-    for end_row, inwards, junction in (
-        (first, 1, edges.start.take(sel, axis=0)),
-        (first + mm - 1, -1, edges.end.take(sel, axis=0)),
-    ):
-        way = edges.points.take(end_row + inwards * reach, axis=0) - junction
-        for k in range(JUNCTION_LOOKAHEAD):
-            has = np.nonzero(k < mm)[0]
-            rows = (end_row + inwards * k)[has]
-            head = edges.points.take(rows, axis=0) - junction.take(has, axis=0)
-            keep[rows] &= head[:, 0] * way[has, 0] + head[:, 1] * way[has, 1] > 0
+    # Both ends of every edge at once (starts, then ends): the row of the end point,
+    # the way (+1 or -1) inwards, its junction, and the edge's points.
+    end_row = np.concatenate([first, first + mm - 1])
+    inwards = np.repeat(np.array([1, -1]), len(sel))
+    junction = np.concatenate([edges.start.take(sel, axis=0), edges.end.take(sel, axis=0)])
+    count = np.concatenate([mm, mm])
+    reach = np.minimum(JUNCTION_LOOKAHEAD, count - 1)
+    way = edges.points.take(end_row + inwards * reach, axis=0) - junction
+    # The first `JUNCTION_LOOKAHEAD` points from each end (as far as the edge has them).
+    end, k = np.nonzero(np.arange(JUNCTION_LOOKAHEAD) < count[:, None])
+    rows = end_row[end] + inwards[end] * k
+    head = edges.points.take(rows, axis=0) - junction.take(end, axis=0)
+    w = way.take(end, axis=0)
+    # A point may be looked at from both ends of a short edge: dropping is idempotent.
+    keep[rows[~(head[:, 0] * w[:, 0] + head[:, 1] * w[:, 1] > 0)]] = False
     _, owner, _ = groups(m)
     kept = np.bincount(owner, weights=keep, minlength=len(m)).astype(np.int64)
     cut = (kept > 0) & (kept < m)
@@ -940,7 +943,9 @@ def _join_cuts(
     one), and where it fits it replaces both. Where two neighbouring cuts would both
     take the same segment, the first does and the second is tried again against the
     joined segment in the next round (a straight run cut in many). One `_try` per
-    round for all cuts. O(segments) per round."""
+    round for all cuts; the first also tries every two neighbouring cuts that share a
+    segment as one attempt, which is what that second round tries, so it usually
+    finds its results already made. O(segments) per round."""
     seg_piece = np.repeat(np.arange(len(piece_run)), np.diff(piece_offsets))
     seg_run = piece_run[seg_piece]
     end_at = ends + piece_start[seg_piece]
@@ -953,26 +958,42 @@ def _join_cuts(
     segments, lines = segments.copy(), lines.copy()
     keep = np.ones(len(segments), dtype=bool)
     nxt = np.arange(1, len(segments) + 1)  # the kept segment after each kept one
+    # Attempts already made, by (run, start, end): a row's result depends only on
+    # these (see `_try`), so a later round looks them up instead of trying again.
+    known: dict[tuple[int, int, int], int] = {}
+    known_ok, known_seg, known_line = (
+        np.zeros(0, dtype=bool),
+        np.zeros((0, 3, 2)),
+        np.zeros(0, dtype=bool),
+    )
+    first_round = True
     while len(before):
         after = nxt[before]
         run = seg_run[before]
-        off, last = runs.offsets[:-1][run], np.diff(runs.offsets)[run] - 1
-        start = begin_at[before]
-        t_in = np.where(
-            (start == 0)[:, None],
-            runs.t1.take(run, axis=0),
-            -_tangent_back(runs.data, off, last, start, runs.t2.take(run, axis=0)),
-        )
-        ok, joined, joined_line = _try(
-            runs.data,
-            off,
-            last,
-            start,
-            end_at[after],
-            t_in,
-            runs.t2.take(run, axis=0),
-            tol * runs.slack[run],
-        )
+        start, end = begin_at[before], end_at[after]
+        # The first round also tries, for every two neighbouring cuts that share a
+        # segment, the three segments as one: what the second round tries where both
+        # fit (the later cut waits for the earlier one's join), so that round is
+        # usually a lookup instead of a `_try` of its own.
+        chained = np.nonzero(before[1:] == after[:-1])[0] if first_round else np.zeros(0, np.int64)
+        first_round = False
+        keys = list(zip(run.tolist(), start.tolist(), end.tolist(), strict=True))
+        new_rows = [k for k, key in enumerate(keys) if key not in known]
+        t_run = np.concatenate([run[new_rows], run[chained + 1]])
+        t_start = np.concatenate([start[new_rows], start[chained]])
+        t_end = np.concatenate([end[new_rows], end[chained + 1]])
+        if len(t_run):
+            ok_t, seg_t, line_t = _try_from(runs, tol, t_run, t_start, t_end)
+            base = len(known_ok)
+            for k, key in enumerate(
+                zip(t_run.tolist(), t_start.tolist(), t_end.tolist(), strict=True)
+            ):
+                known.setdefault(key, base + k)
+            known_ok = np.concatenate([known_ok, ok_t])
+            known_seg = np.concatenate([known_seg, seg_t])
+            known_line = np.concatenate([known_line, line_t])
+        found = np.array([known[key] for key in keys], dtype=np.int64)
+        ok, joined, joined_line = known_ok[found], known_seg.take(found, axis=0), known_line[found]
         # A cut whose segment before is the one after the previous cut waits a round
         # if that cut joins.
         waits = np.zeros(len(before), dtype=bool)
@@ -994,6 +1015,21 @@ def _join_cuts(
     np.cumsum(per_run, out=offsets[1:])
     kept = keep.nonzero()[0]
     return segments.take(kept, axis=0), lines[kept], offsets
+
+
+def _try_from(
+    runs: Runs, tol: float, run: Ints, start: Ints, end: Ints
+) -> tuple[Bools, Floats, Bools]:
+    """`_try` for the points `start..end` of runs `run`, each leaving its start along
+    the run's own tangent there."""
+    off, last = runs.offsets[:-1][run], np.diff(runs.offsets)[run] - 1
+    t_end = runs.t2.take(run, axis=0)
+    t_in = np.where(
+        (start == 0)[:, None],
+        runs.t1.take(run, axis=0),
+        -_tangent_back(runs.data, off, last, start, t_end),
+    )
+    return _try(runs.data, off, last, start, end, t_in, t_end, tol * runs.slack[run])
 
 
 def _fit_pieces(
@@ -1583,7 +1619,7 @@ def _attempt(
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
         return ok, seg, line
-    sub = rel[:, todo]
+    sub = rel.take(todo, axis=1)
     diff = sub[:, :, 1:] - sub[:, :, :-1]
     u = np.zeros((len(todo), width))
     np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
@@ -1591,34 +1627,41 @@ def _attempt(
     fixed = _fixed(
         t_in.take(todo, axis=0).T,
         _tangent_back(pts, off[todo], last[todo], cand[todo], t_end.take(todo, axis=0)).T,
-        chord[:, todo],
+        chord.take(todo, axis=1),
         used[todo],
     )
-    bez, emax2, ems2, err = _cubic(sub, u, fixed)
     tol2, rms2 = tol2[todo], rms2[todo]
+    # The Newton steps' per-row limits ride in the same table, so a step takes all of
+    # a row's fixed values with one indexing call.
+    fixed[_TOL2] = tol2
+    fixed[_RMS2] = rms2
+    fixed[_REACH] = NEWTON_RANGE**2 * tol2
+    fixed[_LATE_REACH] = NEWTON_LATE_RANGE**2 * tol2
+    fixed[_ROW] = np.arange(len(todo))
+    fixed[_LONG] = span[todo] + 1 >= NEWTON_LONG
+    bez, emax2, ems2, err = _cubic(sub, u, fixed)
     # The rows a Newton step retries only ever shrink (a good row stays good, and the
     # later steps' range is narrower), so the steps work on the retried rows alone,
     # each taking its rows from the previous step's, and only the results are scattered.
-    rows = np.arange(len(todo))
-    long_rows = span[todo] + 1 >= NEWTON_LONG
     r_err, r_bez, r_u, r_sub, r_fixed = err, bez, u, sub, fixed
-    r_max2, r_ms2, r_tol2, r_rms2 = emax2, ems2, tol2, rms2
-    reach2 = NEWTON_RANGE**2
+    r_max2, r_ms2 = emax2, ems2
+    reach = _REACH
     for step in range(NEWTON_STEPS):
-        retry = (r_max2 < reach2 * r_tol2) & ((r_max2 > r_tol2) | (r_ms2 > r_rms2))
+        retry = (r_max2 < r_fixed[reach]) & ((r_max2 > r_fixed[_TOL2]) | (r_ms2 > r_fixed[_RMS2]))
         if step >= NEWTON_SHORT_STEPS:
-            retry &= long_rows
+            retry &= r_fixed[_LONG] > 0.0
         r = retry.nonzero()[0]
         if len(r) == 0:
             break
-        u2 = _newton(r_err.take(r, axis=1), r_bez.take(r, axis=2), r_u[r])
+        u2 = _newton(r_err.take(r, axis=1), r_bez.take(r, axis=2), r_u.take(r, axis=0))
         r_sub, r_fixed = r_sub.take(r, axis=1), r_fixed.take(r, axis=1)
         r_bez, r_max2, r_ms2, r_err = _cubic(r_sub, u2, r_fixed)
-        r_u, r_tol2, r_rms2, rows, long_rows = u2, r_tol2[r], r_rms2[r], rows[r], long_rows[r]
+        r_u = u2
+        rows = r_fixed[_ROW].astype(np.int64)
         bez[:, :, rows], emax2[rows], ems2[rows] = r_bez, r_max2, r_ms2
-        reach2 = NEWTON_LATE_RANGE**2
+        reach = _LATE_REACH
     ok[todo] = (emax2 <= tol2) & (ems2 <= rms2)
-    seg[todo] = bez.transpose(2, 1, 0) + p0.T[todo, None]
+    seg[todo] = bez.transpose(2, 1, 0) + p0.take(todo, axis=1).T[:, None]
     return ok, seg, line
 
 
@@ -1632,8 +1675,12 @@ def _columns(width: int) -> Ints:
 
 #: Rows of `_fixed`'s table: the two tangents (x, y each), the chord, the points used,
 #: the tangents' dot product, a third of the chord's length, and the least and most
-#: tangent length `_cubic` accepts.
-_T1, _T2, _CHORD, _USED, _DOT, _THIRD, _EPS, _LIMIT, _FIXED_ROWS = 0, 2, 4, 6, 7, 8, 9, 10, 11
+#: tangent length `_cubic` accepts; then what `_attempt`'s Newton steps need of each
+#: row: the squared tolerance and RMS allowed, the squared errors from which the first
+#: and the later steps give up, the row's place among the attempt's cubic rows, and
+#: whether it is long (1.0) or not (0.0).
+_T1, _T2, _CHORD, _USED, _DOT, _THIRD, _EPS, _LIMIT = 0, 2, 4, 6, 7, 8, 9, 10
+_TOL2, _RMS2, _REACH, _LATE_REACH, _ROW, _LONG, _FIXED_ROWS = 11, 12, 13, 14, 15, 16, 17
 
 
 def _fixed(t1: Floats, t2: Floats, chord: Floats, used: Ints) -> Floats:
