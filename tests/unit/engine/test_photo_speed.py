@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from printjob_adapters.engine import quantise
+from printjob_adapters.engine import cleanup, quantise
 from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.nearest import RADIUS_POINTS, PointSet
 
@@ -60,3 +60,27 @@ def test_a_large_photos_candidates_are_the_pair_querys_peaks(seed: int) -> None:
             found = quantise._candidates(hist, tol, limit)
             assert found.shape == expected.shape
             assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_settled_mode_filter_gives_the_per_label_result(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Mostly settled maps (smooth regions, ragged borders) take the gathered path, maps
+    of 2 x 2 blocks the whole-image one; both give what summing each label gives."""
+    rng = np.random.default_rng(seed)
+    height, width = (int(v) for v in rng.integers(20, 90, 2))
+    colours = int(rng.integers(13, 200))
+    coarse = rng.integers(-1, colours, (height // 6 + 1, width // 6 + 1))
+    labels = np.repeat(np.repeat(coarse, 6, 0), 6, 1)[:height, :width].astype(np.int32)
+    if seed % 2:
+        small = rng.integers(-1, colours, (height // 2 + 1, width // 2 + 1))
+        labels = np.repeat(np.repeat(small, 2, 0), 2, 1)[:height, :width].astype(np.int32)
+    ragged = rng.random((height, width)) < 0.15
+    labels[ragged] = rng.integers(-1, colours, int(ragged.sum()))
+    monkeypatch.setattr(cleanup, "WINDOW_BLOCK", 97)  # several blocks, one cut mid-row
+    by_window = cleanup._majority_by_window(labels)
+    monkeypatch.setattr(cleanup, "WINDOW_LABELS", 10**9)
+    per_label = cleanup._majority(labels)
+    assert (by_window == per_label).all()
+    assert (by_window != labels).any()
