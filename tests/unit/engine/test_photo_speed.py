@@ -51,7 +51,7 @@ def _photo_histogram(seed: int, bins: int) -> quantise.Histogram:
 @pytest.mark.parametrize("seed", range(6))
 def test_a_large_photos_candidates_are_the_pair_querys_peaks(seed: int) -> None:
     hist = _photo_histogram(seed, 12_000)
-    assert len(hist.rgb) > RADIUS_POINTS
+    assert RADIUS_POINTS < len(hist.rgb) <= quantise.DENSE_BINS  # the path under test
     assert hist.flat.sum() + hist.edge.sum() > quantise.LARGE_PHOTO_PIXELS
     for point in (4.0, 9.0):
         tol = quantise.Tolerances(point=point, rgb=8.0, mix=10.0, split=0.2, min_area=1200.0)
