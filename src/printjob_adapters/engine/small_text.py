@@ -937,10 +937,12 @@ def _shown_ink(
     and the colour those pixels show for those that do: light grey type labelled with a
     darker palette colour is measured against its grey, or its lighter strokes fall
     under the cut; black type labelled with a grey (a short explicit colour count) is
-    measured against its black, or its anti-aliasing fills its counters (only letters
-    of a line of type, `_text_lines` over the letters' `extent`: a photo's specks are
-    darker than the centre of the colour they were labelled with too, and are left as
-    they were). The letters are still drawn in their palette ink. O(window), and O(L²)
+    measured against its black, or its anti-aliasing fills its counters. Beyond only
+    for letters of a line of type (`_text_lines` over the letters' `extent`) whose
+    beyond letters also make lines of their own and are three or more and at least half
+    of their palette ink's letters: a photo's specks are darker than the centre of the
+    colour they were labelled with too, a few here and there, and are left as they
+    were. The letters are still drawn in their palette ink. O(window), and O(L²)
     for the L letters when some letter lies beyond its ink."""
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
@@ -955,7 +957,17 @@ def _shown_ink(
     apart: BoolArray = shown < SHOWN_INK
     beyond = shown > BEYOND_INK
     if beyond.any():
-        apart |= beyond & (_text_lines(extent)[index] >= 0)
+        beyond &= _text_lines(extent)[index] >= 0
+        # A photo's specks beyond their colour stand among letter-sized ones, not in
+        # lines of their own.
+        chosen = np.flatnonzero(beyond)
+        beyond[chosen] = _text_lines(extent[index[chosen]]) >= 0
+        # Type in too few colours is so throughout: most letters of their ink.
+        inks = ink[index]
+        k = int(inks.max()) + 1
+        many = np.bincount(inks[beyond], minlength=k)
+        most = (2 * many >= np.bincount(inks, minlength=k)) & (many >= LINE_LETTERS)
+        apart |= beyond & most[inks]
     return apart, seen[apart]
 
 
