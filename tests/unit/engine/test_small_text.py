@@ -447,9 +447,9 @@ FAINT_GREY: tuple[RGB, RGB] = ((180, 180, 180), (255, 255, 255))
 def test_light_grey_type_on_white_is_found(font: str, quality: int | None, least: float) -> None:
     # Grey 180 on white segments into white and a grey of 180 to 200: half the way
     # between them is under LEAST_MISFIT, so no faint stroke was a misfit and most of
-    # each letter was erased into the paper (serif 0.00, JPEG'd sans 0.00, serif 0.06,
-    # mono 0.00). On a two-colour palette the nearer level reaches LEAST_PAIR_MISFIT:
-    # 0.75, 0.44, 0.62 and 0.62 (session 8).
+    # each letter was erased into the paper (serif 0.00, JPEG'd sans 0.00, JPEG'd serif
+    # 0.06, JPEG'd mono 0.00). On a two-colour palette the nearer level reaches
+    # LEAST_PAIR_MISFIT: 0.75, 0.44, 0.62 and 0.62 (session 8).
     ink, paper = FAINT_GREY
     image = _text(font, 8, ink, paper)
     if quality is not None:
