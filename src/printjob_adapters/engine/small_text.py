@@ -76,6 +76,12 @@ TINT = 32
 #: A letter whose ink is a palette colour is measured against its own strongest pixels
 #: when they are less than this share of the way from its paper to that colour.
 SHOWN_INK = 0.8
+#: ... or more than this share of the way: its palette ink is a mixture of its ink and
+#: its paper (a colour count too short for the anti-aliasing: `colors=2` labels black
+#: type with a grey), and against that grey the letters' anti-aliasing counts as ink, so
+#: counters and gaps fill in ("print" read "prim"). Thin strokes of the palette ink
+#: itself reach 1.0 at most, JPEG's overshoot a few levels more.
+BEYOND_INK = 1.25
 #: A letter whose measured ink lies under this share of the way from its paper to its
 #: palette ink is printed in an ink of its own (`_own_inks`): grey type beside black
 #: measures 0.3 to 0.45, the thinnest letters of black 8-px type 0.75 and more.
@@ -87,7 +93,7 @@ OWN_PART = 0.25
 #: Least share of a component too tall for type made of tints of the paper for those
 #: tints to be JPEG's ringing around words rather than part of a shape
 #: (`_without_ringing`): JPEG'd yellow-on-blue paragraphs are 0.6 to 0.75 tints.
-RINGING_SHARE = 0.5
+RINGING_SHARE = 0.3
 #: Largest lightness difference (mean of the channels) from the paper of a pixel taken
 #: for JPEG's ringing around coloured type (`_without_ringing`).
 NEAR_PAPER = 25
@@ -126,6 +132,13 @@ MISFIT = 80
 #: levels apart), more than half the way to the furthest palette colour, but never
 #: nearer its label than `LEAST_MISFIT`: such a pixel is more ink than paper.
 LEAST_MISFIT = 40
+#: ... but `LEAST_PAIR_MISFIT` on a palette of two colours (paper and one ink): light
+#: grey type on white (grey 180: 75 levels) is segmented into white and a grey 180 to
+#: 200, half of which is 29 to 37 levels a channel, and under 40 no stroke of it was ever
+#: a misfit (its letters erased). Two colours have no tint of one another to take for
+#: ink: a palette of more colours keeps `LEAST_MISFIT` (JPEG'd yellow on blue has a
+#: grey-green mixture 51 levels from the blue, whose pixels are no ink).
+LEAST_PAIR_MISFIT = 25
 #: Largest mean lightness difference (per channel) between the pixels and their labels'
 #: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
 #: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
@@ -286,11 +299,13 @@ def find_letters(
         around = np.where(left_out[window] & ~flat_field, commonest, near_labels)
     paper = _paper(around, component, count)
     usable = paper >= 0
-    lighter = np.zeros(count, dtype=bool)
+    reshown = np.zeros(count, dtype=bool)
     voted = ~measured & usable
     if voted.any() and flat.holds():
-        lighter[voted], seen = _lighter_ink(rgb[window], component, voted, ink, paper, palette)
-        colour[lighter] = seen
+        reshown[voted], seen = _shown_ink(
+            rgb[window], component, voted, ink, paper, palette, extent[letter]
+        )
+        colour[reshown] = seen
     if off is not None:
         usable &= ~measured | _on_clean_paper(off, component, count)
     if not usable.any():
@@ -300,7 +315,7 @@ def find_letters(
         keep[1:][~usable] = 0
         component = keep[component]
         ink, paper, colour = ink[usable], paper[usable], colour[usable]
-        lighter, measured = lighter[usable], measured[usable]
+        reshown, measured = reshown[usable], measured[usable]
     whole = np.zeros(labels.shape, dtype=np.int32)
     whole[window] = component
     component = whole
@@ -309,7 +324,7 @@ def find_letters(
         ink=ink,
         paper=paper,
         ink_colour=colour,
-        measured_coverage=bool(measured.any() or lighter.any()) and flat.holds(),
+        measured_coverage=bool(measured.any() or reshown.any()) and flat.holds(),
         fits=flat.holds(),
         ringing=None if ringing is None else left_out,
     )
@@ -405,13 +420,15 @@ def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
     """Per palette colour (lightness `level`, sum of the channels): how far a pixel's
     lightness may be from it before the pixel is a misfit. `MISFIT` per channel, or half
     the way to the furthest colour of the palette when that is nearer (but the fixed
-    level when half of it would be under `LEAST_MISFIT`, so too close for ink): on a
-    low-contrast pair a stroke covering two thirds of a pixel is
-    still further from the paper than the fixed level lets it be. O(K²)."""
+    level when half of it would be under `LEAST_MISFIT`, or `LEAST_PAIR_MISFIT` for a
+    palette of two colours, so too close for ink): on a low-contrast pair a stroke
+    covering two thirds of a pixel is still further from the paper than the fixed level
+    lets it be. O(K²)."""
     spread = np.abs(level[:, None].astype(np.int32) - level[None, :]).max(axis=1)
     half = spread // 2
+    least = LEAST_PAIR_MISFIT if len(level) == 2 else LEAST_MISFIT
     # No colour far enough for the nearer level (or none at all): the fixed one.
-    nearer = (half >= 3 * LEAST_MISFIT) & (half < 3 * MISFIT)
+    nearer = (half >= 3 * least) & (half < 3 * MISFIT)
     reach: npt.NDArray[np.int16] = np.where(nearer, half, 3 * MISFIT).astype(np.int16)
     return reach
 
@@ -905,19 +922,28 @@ def _extreme(
     return colour
 
 
-def _lighter_ink(
+def _shown_ink(
     rgb: npt.NDArray[np.uint8],
     component: IntArray,
     voted: BoolArray,
     ink: IntArray,
     paper: IntArray,
     palette: FloatArray,
+    extent: npt.NDArray[np.int64],
 ) -> tuple[BoolArray, FloatArray]:
     """For the letters `voted` (their ink a palette colour), whether their own
     strongest pixels (`_extreme`, by lightness from their paper) fall short of that ink
-    by more than `SHOWN_INK` of the way, and the colour those pixels show for those that
-    do: light grey type labelled with a darker palette colour is measured against its
-    grey, or its lighter strokes fall under the cut. O(window)."""
+    by more than `SHOWN_INK` of the way, or lie further than `BEYOND_INK` of the way,
+    and the colour those pixels show for those that do: light grey type labelled with a
+    darker palette colour is measured against its grey, or its lighter strokes fall
+    under the cut; black type labelled with a grey (a short explicit colour count) is
+    measured against its black, or its anti-aliasing fills its counters. Beyond only
+    for letters of a line of type (`_text_lines` over the letters' `extent`) whose
+    beyond letters also make lines of their own and are three or more and at least half
+    of their palette ink's letters: a photo's specks are darker than the centre of the
+    colour they were labelled with too, a few here and there, and are left as they
+    were. The letters are still drawn in their palette ink. O(window), and O(L²)
+    for the L letters when some letter lies beyond its ink."""
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     grey = rgb[..., 0].astype(np.int16) + rgb[..., 1] + rgb[..., 2]
     paper_level = np.concatenate([[0], level[np.maximum(paper, 0)]]).astype(np.int16)
@@ -927,8 +953,22 @@ def _lighter_ink(
     ink_level = level[ink[index]].astype(np.float64)
     paper_side = level[paper[index]].astype(np.float64)
     span = np.where(ink_level == paper_side, 1.0, ink_level - paper_side)
-    short: BoolArray = (seen.sum(axis=1) - paper_side) / span < SHOWN_INK
-    return short, seen[short]
+    shown = (seen.sum(axis=1) - paper_side) / span
+    apart: BoolArray = shown < SHOWN_INK
+    beyond = shown > BEYOND_INK
+    if beyond.any():
+        beyond &= _text_lines(extent)[index] >= 0
+        # A photo's specks beyond their colour stand among letter-sized ones, not in
+        # lines of their own.
+        chosen = np.flatnonzero(beyond)
+        beyond[chosen] = _text_lines(extent[index[chosen]]) >= 0
+        # Type in too few colours is so throughout: most letters of their ink.
+        inks = ink[index]
+        k = int(inks.max()) + 1
+        many = np.bincount(inks[beyond], minlength=k)
+        most = (2 * many >= np.bincount(inks, minlength=k)) & (many >= LINE_LETTERS)
+        apart |= beyond & most[inks]
+    return apart, seen[apart]
 
 
 def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:

@@ -427,3 +427,48 @@ def test_an_explicit_colour_count_prints_a_caption_in_one_ink() -> None:
         if fill != (255, 255, 255) and int((caption == np.array(fill)).all(axis=1).sum()) >= 50
     ]
     assert len(inks) == 1, f"caption inks {inks}"
+
+
+def _recall_with(image: Image.Image, options: TraceOptions) -> float:
+    """Word recall of the render of `image` traced with `options` (`_recall`'s reading)."""
+    result = trace(_png(image), options)
+    png = resvg_py.svg_to_bytes(svg_string=result.data.decode(), width=image.width * 4, dpi=300)
+    return ocr.words_recall(image, Image.open(io.BytesIO(bytes(png))))
+
+
+#: Grey 180 on white: type 75 levels from its paper (`bench/small_text_table.py`'s pair).
+FAINT_GREY: tuple[RGB, RGB] = ((180, 180, 180), (255, 255, 255))
+
+
+@pytest.mark.parametrize(
+    ("font", "quality", "least"),
+    [("serif", None, 0.62), ("serif", 75, 0.5), ("sans", 75, 0.31), ("mono", 90, 0.5)],
+)
+def test_light_grey_type_on_white_is_found(font: str, quality: int | None, least: float) -> None:
+    # Grey 180 on white segments into white and a grey of 180 to 200: half the way
+    # between them is under LEAST_MISFIT, so no faint stroke was a misfit and most of
+    # each letter was erased into the paper (serif 0.00, JPEG'd sans 0.00, JPEG'd serif
+    # 0.06, JPEG'd mono 0.00). On a two-colour palette the nearer level reaches
+    # LEAST_PAIR_MISFIT: 0.75, 0.44, 0.62 and 0.62 (session 8).
+    ink, paper = FAINT_GREY
+    image = _text(font, 8, ink, paper)
+    if quality is not None:
+        image = hard_synthetic.jpeg(image, quality)
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= least, f"{font} 8 px grey 180 on white ({quality}): {recall:.2f}"
+
+
+@pytest.mark.parametrize("pair", ["dark-on-light", "light-on-dark", "red-on-cream"])
+def test_two_colours_keep_the_counters_of_small_type(pair: str) -> None:
+    # With colors=2 the palette's ink is the mean of the letters' pixels, a mixture of
+    # ink and paper (black type on white gets a grey 134): measured against it, the
+    # anti-aliasing counted as ink, counters and gaps filled ("print" read "prim",
+    # "order" "ocder"; 0.81, 0.75 and 0.81). The coverage is measured against the
+    # letters' own strongest pixels (`BEYOND_INK`) and they are still drawn in the
+    # palette's grey: 1.00, 1.00, 0.94.
+    ink, paper = PAIRS[pair]
+    image = _text("sans", 8, ink, paper)
+    result = trace(_png(image), TraceOptions(colors=2))
+    assert result.colors == 2
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= 0.88, f"sans 8 px {pair} colors=2: {recall:.2f}"
