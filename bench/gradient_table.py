@@ -37,6 +37,11 @@ from tests.unit.engine.hard_synthetic import (  # noqa: E402
     linear_gradient,
     radial_gradient,
 )
+from tests.unit.engine.test_jpeg_gradients import (  # noqa: E402
+    _linear_navy,
+    _radial_navy,
+    _radial_red,
+)
 from tests.unit.engine.test_steep_gradients import _steps_against_own_change  # noqa: E402
 
 from printjob_adapters.engine.options import Background, TraceOptions  # noqa: E402
@@ -77,24 +82,6 @@ def abuse_two_axis(size: int) -> Image.Image:
     across = left + (right - left) * x[..., None]
     rgb = np.round(across * (0.35 + 0.65 * y[..., None])).astype(np.uint8)
     return Image.fromarray(rgb, "RGB")
-
-
-def _radial_navy() -> Image.Image:
-    return radial_gradient(
-        size=(240, 240), radius=60, inner_colour=(255, 255, 255), outer_colour=(10, 20, 60)
-    ).image
-
-
-def _radial_red() -> Image.Image:
-    return radial_gradient(
-        size=(64, 64), radius=30, inner_colour=(255, 255, 255), outer_colour=(200, 0, 0)
-    ).image
-
-
-def _linear_navy() -> Image.Image:
-    return linear_gradient(
-        size=(120, 120), start_colour=(255, 255, 255), end_colour=(10, 20, 60)
-    ).image
 
 
 def _radial_wine() -> Image.Image:

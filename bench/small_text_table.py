@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageFont
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -75,15 +75,7 @@ class Case:
 def text_image(font: str, pixel_size: int, ink: RGB, paper: RGB) -> Image.Image:
     """The tests' sixteen words in four lines, `pixel_size` px, as `test_small_text` draws."""
     face = ImageFont.truetype(str(hard_synthetic.FONT_DIR / FONTS[font]), pixel_size)
-    words = hard_synthetic.WORDS
-    lines = ["   ".join(words[i : i + 4]) for i in range(0, len(words), 4)]
-    margin, line_height = pixel_size * 2, pixel_size * 2
-    width = max(int(face.getlength(line)) for line in lines) + 2 * margin
-    image = Image.new("RGB", (width, line_height * len(lines) + 2 * margin), paper)
-    draw = ImageDraw.Draw(image)
-    for number, line in enumerate(lines):
-        draw.text((margin, margin + number * line_height), line, fill=ink, font=face)
-    return image
+    return hard_synthetic.typeset(face, pixel_size, ink, paper)
 
 
 def encoded(image: Image.Image, form: str) -> Image.Image:

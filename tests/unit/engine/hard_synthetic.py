@@ -230,18 +230,30 @@ def small_text(
     bold: bool = False,
 ) -> SmallText:
     """``words`` in DejaVu Sans at ``pixel_size`` px, anti-aliased as a screen draws them."""
-    face = font(pixel_size, bold=bold)
+    image = typeset(font(pixel_size, bold=bold), pixel_size, ink, paper, words, per_line)
+    return SmallText(image, tuple(words), pixel_size, ink, paper)
+
+
+def typeset(
+    face: ImageFont.FreeTypeFont,
+    pixel_size: int,
+    ink: RGB,
+    paper: RGB,
+    words: Sequence[str] = WORDS,
+    per_line: int = 4,
+) -> Image.Image:
+    """``words`` in ``face``, ``per_line`` to a line two ``pixel_size`` apart, with a margin
+    of two ``pixel_size`` all round: how every small-text test and bench lays out its type."""
     lines = ["   ".join(words[i : i + per_line]) for i in range(0, len(words), per_line)]
-    line_height = pixel_size * 2
+    line_height = margin = pixel_size * 2
     text_width = max(int(face.getlength(line)) for line in lines)
-    margin = pixel_size * 2
     image = Image.new(
         "RGB", (text_width + 2 * margin, line_height * len(lines) + 2 * margin), paper
     )
     draw = ImageDraw.Draw(image)
     for number, line in enumerate(lines):
         draw.text((margin, margin + number * line_height), line, fill=ink, font=face)
-    return SmallText(image, tuple(words), pixel_size, ink, paper)
+    return image
 
 
 def pixel_grid(

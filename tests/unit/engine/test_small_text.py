@@ -53,15 +53,7 @@ PAIRS: dict[str, tuple[RGB, RGB]] = {
 def _text(font: str, pixel_size: int, ink: RGB, paper: RGB) -> Image.Image:
     file = MONO if font == "mono" else FONTS[font]
     face = ImageFont.truetype(str(hard_synthetic.FONT_DIR / file), pixel_size)
-    words = hard_synthetic.WORDS
-    lines = ["   ".join(words[i : i + 4]) for i in range(0, len(words), 4)]
-    margin, line_height = pixel_size * 2, pixel_size * 2
-    width = max(int(face.getlength(line)) for line in lines) + 2 * margin
-    image = Image.new("RGB", (width, line_height * len(lines) + 2 * margin), paper)
-    draw = ImageDraw.Draw(image)
-    for number, line in enumerate(lines):
-        draw.text((margin, margin + number * line_height), line, fill=ink, font=face)
-    return image
+    return hard_synthetic.typeset(face, pixel_size, ink, paper)
 
 
 def _png(image: Image.Image) -> bytes:
