@@ -98,14 +98,13 @@ def segment(
     # no RGB copy of the image.
     rgb = np.ascontiguousarray(rgba)
     maps = quantise.pixel_maps(rgba)
-    # A page under uneven light: traced with its light divided out (else unchanged).
-    evened, maps = illumination.even_out(rgb, maps)
-    if evened is not rgb:
-        row_changes = None  # they were the original image's
+    colours = quantise.distinct_colours(rgb, maps, row_changes)
+    checkpoint(0.15)
+    # A page under uneven light: traced with its light divided out (else unchanged). Its
+    # page test reads the colours found above, and finds the evened page's own.
+    evened, maps, colours = illumination.even_out(rgb, maps, colours)
     rgb = rgba = evened
     tol = quantise.tolerances(maps)
-    checkpoint(0.15)
-    colours = quantise.distinct_colours(rgb, maps, row_changes)
     checkpoint(0.2)
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
@@ -193,9 +192,12 @@ def segment(
         used = None
     elif cleanup.photo_like(labels, maps.noise, comps, keep):
         exact = colors is not None
-        keep = detail.detail_mask(
-            labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
-        )
+        if comps is not first_comps:
+            # The speck clean-up merged: the map the strokes are judged on has changed.
+            keep = detail.detail_mask(
+                labels, rgb, palette, maps.noise, tol.mix, tol.split, comps, flat_share
+            )
+        # else the same map, colours and components as the first mask's: the same mask.
         labels = cleanup.majority_smooth(
             labels, keep_every_colour=exact, keep=keep, tick=lambda: checkpoint(0.7), near=near
         )

@@ -51,3 +51,25 @@ def test_even_light_and_clean_art_are_left_alone() -> None:
 
 def _even_out(arr: np.ndarray) -> np.ndarray:
     return illumination.even_out(arr, quantise.pixel_maps(arr))[0]
+
+
+def test_the_block_test_turns_away_only_what_the_per_pixel_light_would() -> None:
+    # Dark skies, evenly and unevenly lit paper, at sizes whose blocks do and do not fit the
+    # image: whenever the blocks alone say even or dark, the light at every pixel says so.
+    rng = np.random.default_rng(7)
+    turned_away = 0
+    for case in range(40):
+        h, w = (int(v) for v in rng.integers(30, 260, size=2))
+        ys, xs = np.mgrid[0:h, 0:w]
+        level = rng.uniform(20.0, 250.0)
+        fall = rng.uniform(0.0, 0.3) * (xs / w + ys / h)
+        lum = level * (1.0 - fall) + rng.normal(0.0, rng.uniform(1.0, 12.0), (h, w))
+        arr = np.full((h, w, 4), 255, np.uint8)
+        arr[..., :3] = np.clip(lum, 0, 255).astype(np.uint8)[..., None]
+        paper, _ = illumination._paper_blocks(arr)
+        light = illumination.paper_light(arr)
+        if illumination._surely_even_or_dark(paper):
+            turned_away += 1
+            even = float(light.min()) >= illumination.EVEN_LIGHT * float(light.max())
+            assert even or float(light.max()) < illumination.PAGE_PAPER, case
+    assert 5 <= turned_away <= 35, turned_away  # both outcomes were tried
