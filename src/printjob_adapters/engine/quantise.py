@@ -981,10 +981,9 @@ def _colour_runs(keys: IntArray) -> _Runs:
     change[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=change[1:])
     heads = np.flatnonzero(change)
-    uniq, inverse = np.unique(keys[heads], return_inverse=True)
+    uniq, index = _unique_keys(keys[heads])
     lengths = np.diff(np.append(heads, n))
-    index: IntArray = inverse.astype(np.int32)
-    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq.astype(np.int32))
+    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq)
 
 
 def _colour_runs_at(rgba: npt.NDArray[np.uint8], row_changes: npt.NDArray[np.int64]) -> _Runs:
@@ -1010,10 +1009,47 @@ def _colour_runs_at(rgba: npt.NDArray[np.uint8], row_changes: npt.NDArray[np.int
     head = key_here != key_before
     head[:1] = True  # the image's first pixel (always a candidate) starts the first run
     heads = cand[head]
-    uniq, inverse = np.unique(key_here[head], return_inverse=True)
+    uniq, index = _unique_keys(key_here[head])
     lengths = np.diff(np.append(heads, n))
-    index: IntArray = inverse.astype(np.int32)
-    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq.astype(np.int32))
+    return _Runs(heads=heads, lengths=lengths, index=index, uniq=uniq)
+
+
+#: Past this many run keys (a photo of over 1 MP: a 512-px image has at most 262,144
+#: pixels, so flat art never comes here) the distinct keys are found in a table of every
+#: 24-bit key (`dense_unique`) instead of by sorting: Grace Hopper at 3 MP (2.5 million
+#: runs, 259,000 colours) `distinct_colours` 0.17 s → 0.11 s.
+TABLE_KEYS = 1 << 20
+
+
+def _unique_keys(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """`np.unique(keys, return_inverse=True)` of colour keys (24-bit, or -1 for a pixel
+    left out), both as int32: up to `TABLE_KEYS` keys by sorting, O(K log K), past it by
+    `dense_unique` over key + 1, O(K + 2^24)."""
+    if len(keys) <= TABLE_KEYS:
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        return uniq.astype(np.int32), inverse.astype(np.int32)
+    slots, index = dense_unique(keys + np.int32(1), (1 << 24) + 1)
+    slots -= 1
+    return slots.astype(np.int32), index
+
+
+def dense_unique(
+    values: npt.NDArray[np.integer[Any]], span: int
+) -> tuple[npt.NDArray[np.intp], IntArray]:
+    """`np.unique(values, return_inverse=True)` of integers in [0, span), the inverse as
+    int32, without sorting: each value marks its slot in a table of `span`, the marked
+    slots in order are the distinct values, and a second table gives each its rank.
+    O(K + span) for K values and span x 5 bytes of tables while it runs: cheaper than the
+    sort's O(K log K) when the span is at most a small multiple of K (a photo's millions
+    of runs), dearer for a few values in a wide span."""
+    marked = np.zeros(span, dtype=np.bool_)
+    marked[values] = True
+    distinct = np.flatnonzero(marked)
+    del marked
+    rank = np.empty(span, dtype=np.int32)
+    rank[distinct] = np.arange(len(distinct), dtype=np.int32)
+    inverse: IntArray = rank.take(values)
+    return distinct, inverse
 
 
 def sorted_unique(values: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -237,6 +237,14 @@ def segment(
     )
 
 
+#: `_estimate_colours` finds the distinct (label, colour) pairs of the runs with a table
+#: of every pair (`quantise.dense_unique`) when there are at most this many pairs a run
+#: (fewer runs sort faster than the table fills) and at most `DENSE_PAIRS` in all (its
+#: tables then hold at most 80 MB, about what sorting 5 million runs takes).
+DENSE_PAIRS_PER_RUN = 16
+DENSE_PAIRS = 1 << 24
+
+
 def _estimate_colours(
     labels: IntArray,
     rgb: npt.NDArray[np.uint8],
@@ -288,6 +296,13 @@ def _estimate_colours(
         counts = np.bincount(run_pair, run_length, minlength=k * u).astype(np.int64)
         code = np.flatnonzero(counts)
         counts = counts[code]
+    elif k * u <= min(DENSE_PAIRS_PER_RUN * len(run_pair), DENSE_PAIRS):
+        # A photo's millions of runs over a span of a few times as many pairs (Grace
+        # Hopper at 3 MP: 2.5 million runs, 12 million pairs): a table of the span costs
+        # less than sorting the runs (0.10 s → 0.03 s), and gives the same.
+        found, run_code = quantise.dense_unique(run_pair, k * u)
+        code = found.astype(run_pair.dtype)
+        counts = np.bincount(run_code, run_length, minlength=len(code)).astype(np.int64)
     else:
         code, run_code = np.unique(run_pair, return_inverse=True)
         counts = np.bincount(run_code, run_length, minlength=len(code)).astype(np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from printjob_adapters.engine import cleanup, quantise
+from printjob_adapters.engine import cleanup, quantise, segmentation
 from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.nearest import RADIUS_POINTS, PointSet
 
@@ -84,3 +84,72 @@ def test_the_settled_mode_filter_gives_the_per_label_result(
     per_label = cleanup._majority(labels)
     assert (by_window == per_label).all()
     assert (by_window != labels).any()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_table_of_values_gives_what_sorting_gives(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    span = int(rng.integers(1, 5_000_000))
+    values = rng.integers(0, span, int(rng.integers(1, 300_000))).astype(np.int32)
+    values[: len(values) // 3] = values[0]  # a run of ties
+    found, inverse = quantise.dense_unique(values, span)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(found, expected)
+    assert inverse.dtype == np.int32
+    assert np.array_equal(inverse, expected_inverse)
+
+
+@pytest.mark.parametrize("transparent", [False, True])
+def test_a_large_photos_colours_from_the_key_table_are_the_sorted_ones(
+    transparent: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `TABLE_KEYS` runs the distinct colours come from a table of every key; pixels
+    left out (key -1) must still sort first and be dropped."""
+    rng = np.random.default_rng(7)
+    rgba = rng.integers(0, 256, (300, 400, 4), dtype=np.uint8)
+    rgba[..., 3] = 255
+    rgba[100:140, 50:300] = (10, 200, 30, 255)  # a flat band: long runs
+    if transparent:
+        rgba[::7, ::3, 3] = 0
+    maps = quantise.pixel_maps(rgba)
+    monkeypatch.setattr(quantise, "TABLE_KEYS", 1 << 40)
+    sorted_colours = quantise.distinct_colours(rgba, maps)
+    monkeypatch.setattr(quantise, "TABLE_KEYS", 1_000)
+    table_colours = quantise.distinct_colours(rgba, maps)
+    for field in ("keys", "rgb", "inverse", "count", "flat", "run_colour", "run_length"):
+        a, b = getattr(sorted_colours, field), getattr(table_colours, field)
+        assert a.dtype == b.dtype, field
+        assert np.array_equal(a, b), field
+
+
+@pytest.mark.parametrize("photo", [False, True])
+def test_colour_estimates_from_the_pair_table_are_the_sorted_ones(
+    photo: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `bincount`'s reach the (label, colour) pairs come from a table of every pair
+    when it is dense enough; the colours must be those the sort gives."""
+    rng = np.random.default_rng(11)
+    rgba = rng.integers(0, 256, (300, 400, 4), dtype=np.uint8)
+    rgba[..., 3] = 255
+    rgba[:150, :200] = (240, 240, 230, 255)  # flat areas for the flat-pixel estimate
+    rgba[150:, 200:] = (20, 40, 160, 255)
+    maps = quantise.pixel_maps(rgba)
+    colours = quantise.distinct_colours(rgba, maps)
+    palette = rng.uniform(0, 255, (96, 3))
+    palette[0], palette[1] = (239, 241, 229), (21, 39, 161)
+    labels = rng.integers(0, 96, (300, 400)).astype(np.int32)
+    labels[:150, :200], labels[150:, 200:] = 0, 1
+    tol = quantise.tolerances(maps)
+    assert len(palette) * len(colours.keys) > 1 << 22  # past bincount's reach
+
+    def estimate() -> np.ndarray:
+        return segmentation._estimate_colours(
+            labels, rgba, maps, palette, tol, colours=colours, photo=photo
+        )
+
+    monkeypatch.setattr(segmentation, "DENSE_PAIRS", 0)
+    by_sorting = estimate()
+    monkeypatch.setattr(segmentation, "DENSE_PAIRS", 1 << 24)
+    monkeypatch.setattr(segmentation, "DENSE_PAIRS_PER_RUN", 1 << 20)
+    assert np.array_equal(estimate(), by_sorting)
+    assert not np.array_equal(by_sorting, palette)  # something was measured
