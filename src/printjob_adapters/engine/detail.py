@@ -749,22 +749,28 @@ def corner_groups(
     pixels beside them in other labels (else they would be 4-connected), so the upper one
     is a `boundary` pixel (flat indices of the pixels with a 4-neighbour of another
     label): only those are looked at. O(B) for B boundary pixels plus `graphs` over the
-    joins."""
+    joins: every boundary pixel's label and id are gathered once, each diagonal's in full
+    (clipped to the image; a pixel whose diagonal is off it is masked out after), and one
+    mask per diagonal picks the few joins: a photo's boundary is half its pixels, and
+    picking the half with one label beside it first cost more than gathering all (Grace
+    Hopper at 3 MP: 75 → 35 ms a call)."""
     h, w = labels.shape
     flat = labels.ravel()
     base = comps.base.ravel()
-    y, x = np.divmod(boundary, w)
+    # `take`: the same values as indexing, at a fraction of its cost.
+    own = flat.take(boundary)
+    own_id = comps.to_id.take(base.take(boundary))
+    x = boundary % w if w else boundary
+    kept = (boundary < (h - 1) * w) & (own >= 0)
     pairs = []
-    for inside, step in (((x < w - 1) & (y < h - 1), w + 1), ((x > 0) & (y < h - 1), w - 1)):
-        upper = boundary[inside]
-        lower = upper + step
-        # `take`: the same values as indexing, at a fraction of its cost.
-        own = flat.take(upper)
-        same = (own == flat.take(lower)) & (own >= 0)
-        ia = comps.to_id.take(base.take(upper[same]))
-        ib = comps.to_id.take(base.take(lower[same]))
-        join = ia != ib
-        pairs.append((ia[join], ib[join]))
+    for step, inside in ((w + 1, x < w - 1), (w - 1, x > 0)):
+        lower = boundary + step
+        lower_id = comps.to_id.take(base.take(lower, mode="clip"))
+        join = own_id != lower_id
+        join &= inside
+        join &= kept
+        join &= own == flat.take(lower, mode="clip")
+        pairs.append((own_id[join], lower_id[join]))
     src = np.concatenate([p[0] for p in pairs])
     dst = np.concatenate([p[1] for p in pairs])
     n = comps.count

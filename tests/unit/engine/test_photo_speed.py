@@ -153,3 +153,27 @@ def test_colour_estimates_from_the_pair_table_are_the_sorted_ones(
     monkeypatch.setattr(segmentation, "DENSE_PAIRS_PER_RUN", 1 << 20)
     assert np.array_equal(estimate(), by_sorting)
     assert not np.array_equal(by_sorting, palette)  # something was measured
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_corner_groups_are_the_eight_connected_components_of_each_label(seed: int) -> None:
+    """The corner joins read every boundary pixel's diagonals in full, clipped at the
+    image's edges: the groups must still be each label's 8-connected components, with
+    pixels on the last row and the side columns (whose diagonals are off the image)."""
+    from scipy import ndimage
+
+    from printjob_adapters.engine import detail
+
+    rng = np.random.default_rng(seed)
+    h, w = int(rng.integers(1, 60)), int(rng.integers(1, 60))
+    labels = rng.integers(-1, 3, (h, w)).astype(np.int32)
+    comps = cleanup.label_components(labels)
+    boundary = np.flatnonzero(detail.boundary_mask(labels))
+    group, _ = detail.corner_groups(comps, labels, boundary)
+    pixel_group = group[comps.to_id[comps.base]]
+    for label in range(3):
+        inside = labels == label
+        reference, _ = ndimage.label(inside, structure=np.ones((3, 3)))
+        pairs = set(zip(pixel_group[inside].tolist(), reference[inside].tolist(), strict=True))
+        assert len(pairs) == len(set(pixel_group[inside].tolist()))
+        assert len(pairs) == len(set(reference[inside].tolist()))
