@@ -41,7 +41,7 @@ import numpy.typing as npt
 from printjob_adapters.engine import graphs
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
-from printjob_adapters.engine.quantise import Colours, pixel_rows, segment_residual
+from printjob_adapters.engine.quantise import Colours, count_runs, pixel_rows, segment_residual
 
 IntArray = npt.NDArray[np.int32]
 BoolArray = npt.NDArray[np.bool_]
@@ -283,7 +283,7 @@ def _tints(
     tint. `tolerances` are (mix, split, rgb) as in `quantise.Tolerances`; `rows_u8` the
     image's pixel rows (`quantise.pixel_rows`). (K, 2) int.
 
-    Cost: one O(N) count of the labels (`_count_shifted`, run by run); the colours
+    Cost: one O(N) count of the labels (`quantise.count_runs`, run by run); the colours
     drawn nowhere as an area (a few, with few pixels) then have their pixels' exactness
     measured, O(P) for their P pixels, and their mixtures tried, O(K²) each.
     """
@@ -299,7 +299,7 @@ def _tints(
     key = flat_labels.astype(np.int16) if narrow else flat_labels.copy()
     key <<= 1
     key |= flat.ravel()
-    pairs = _count_shifted(key, 2, 2 * (k + 1)).reshape(k + 1, 2)[1:]
+    pairs = count_runs(key, 2 * (k + 1), shift=2).reshape(k + 1, 2)[1:]
     total = pairs.sum(axis=1)
     inside = pairs[:, 1]
     rare = (inside <= TINT_FLAT_SHARE * np.maximum(total, 1)) & (total > 0)
@@ -329,29 +329,6 @@ def _tints(
         if res[best] < mix_tol:
             out[c] = others[a[best]], others[b[best]]
     return out
-
-
-def _count_shifted(
-    values: npt.NDArray[np.integer[Any]], shift: int, bins: int
-) -> npt.NDArray[np.int64]:
-    """`np.bincount(values + shift, minlength=bins)` for integers of at least `-shift`
-    in long runs (a label map in raster order), as `quantise.count_runs` counts them
-    (each run once, by its length) but from one comparison of neighbours, which both
-    finds the runs and tells noise (a change at over a quarter of the steps, counted
-    directly): no shifted copy and no second comparison. The same counts, int64.
-    O(N) plus O(R) for the R runs."""
-    flat = values.reshape(-1)
-    n = len(flat)
-    if n == 0:
-        return np.zeros(bins, dtype=np.int64)
-    starts = np.flatnonzero(flat[1:] != flat[:-1])
-    if 4 * len(starts) > n:
-        return np.bincount(flat.astype(np.int64) + shift, minlength=bins).astype(np.int64)
-    starts += 1
-    starts = np.concatenate((np.zeros(1, dtype=starts.dtype), starts))
-    lengths = np.diff(starts, append=n).astype(np.int64)
-    run_value = flat.take(starts).astype(np.int64) + shift
-    return np.bincount(run_value, lengths, minlength=bins).astype(np.int64)
 
 
 #: A tint pixel whose coverage (of the far end of its mixture) differs from both its

@@ -1070,29 +1070,43 @@ def runs_of(
     """The runs of equal values of `values` (flattened): each run's value and length, in
     order. One whole-array compare, O(N), plus O(R) for the R runs."""
     flat = values.reshape(-1)
-    n = len(flat)
-    if n == 0:
+    if len(flat) == 0:
         return flat[:0], np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(flat[1:] != flat[:-1])
-    starts += 1
-    starts = np.concatenate((np.zeros(1, dtype=starts.dtype), starts))
-    lengths = np.diff(starts, append=n).astype(np.int64)
-    return flat[starts], lengths
+    return _runs_from(flat, np.flatnonzero(flat[1:] != flat[:-1]))
 
 
-def count_runs(values: npt.NDArray[np.integer[Any]], minlength: int = 0) -> npt.NDArray[np.int64]:
-    """`np.bincount(values, minlength=minlength)` for non-negative integers in an order
-    with long runs of equal values (a label map in raster order). bincount adds one to a
-    counter per value, and along a run each add waits for the one before; here each run
-    is counted once, by its length (`runs_of`): O(N) for one compare plus O(R) for the R
-    runs. Values that change at almost every step (noise) are counted directly. The same
+def _runs_from(
+    flat: npt.NDArray[np.integer[Any]], changes: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.int64]]:
+    """Each run's value and length of the non-empty `flat`, given `changes`, the steps i
+    where `flat[i + 1] != flat[i]` (a fresh array: shifted in place). O(R)."""
+    changes += 1
+    starts = np.concatenate((np.zeros(1, dtype=changes.dtype), changes))
+    lengths = np.diff(starts, append=len(flat)).astype(np.int64)
+    return flat.take(starts), lengths
+
+
+def count_runs(
+    values: npt.NDArray[np.integer[Any]], minlength: int = 0, shift: int = 0
+) -> npt.NDArray[np.int64]:
+    """`np.bincount(values + shift, minlength=minlength)` for integers of at least `-shift`
+    in an order with long runs of equal values (a label map in raster order). bincount
+    adds one to a counter per value, and along a run each add waits for the one before;
+    here each run is counted once, by its length: one compare of neighbours both finds
+    the runs and tells noise (values that change at over a quarter of the steps, counted
+    directly), O(N), plus O(R) for the R runs; no shifted copy of `values`. The same
     counts, int64.
     """
     flat = values.reshape(-1)
-    if 4 * np.count_nonzero(flat[1:] != flat[:-1]) > len(flat):
-        return np.bincount(flat, minlength=minlength).astype(np.int64)
-    run_value, run_length = runs_of(flat)
-    return np.bincount(run_value, run_length, minlength=minlength).astype(np.int64)
+    if len(flat) == 0:
+        return np.zeros(minlength, dtype=np.int64)
+    changes = np.flatnonzero(flat[1:] != flat[:-1])
+    if 4 * len(changes) > len(flat):
+        direct = flat.astype(np.int64) + shift if shift else flat
+        return np.bincount(direct, minlength=minlength).astype(np.int64)
+    run_value, run_length = _runs_from(flat, changes)
+    shifted = run_value.astype(np.int64) + shift if shift else run_value
+    return np.bincount(shifted, run_length, minlength=minlength).astype(np.int64)
 
 
 def pixel_rows(img: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:

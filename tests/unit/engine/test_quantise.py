@@ -245,6 +245,9 @@ def test_count_runs_is_bincount_and_runs_rebuild_the_values() -> None:
             want = np.bincount(typed, minlength=levels + 2)
             got = quantise.count_runs(typed.reshape(1, -1) if n else typed, levels + 2)
             assert got.dtype == np.int64 and (got == want).all()
+            # Values down to -2 counted two bins up, as the tint count keys its pixels.
+            shifted = quantise.count_runs(typed - 2, levels + 2, shift=2)
+            assert shifted.dtype == np.int64 and (shifted == want).all()
             run_value, run_length = quantise.runs_of(typed)
             assert (np.repeat(run_value, run_length) == typed).all()
             assert (run_value[1:] != run_value[:-1]).all()
