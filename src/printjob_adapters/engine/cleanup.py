@@ -301,7 +301,8 @@ def _neighbour_pairs(
     if space <= min(_PAIR_TABLE, 16 * q.size):
         # Marked in a table with every pixel's four keys, those not wanted in one spare
         # slot: no list of the wanted ones is made (in a photo they are most of them).
-        key = (cur.astype(np.int64) * span)[:, None] + lq
+        # The keys fit 32 bits (the table is at most `_PAIR_TABLE`).
+        key = (cur.astype(np.int32) * np.int32(span))[:, None] + lq.astype(np.int32)
         np.copyto(key, space, where=~m)
         seen = np.zeros(space + 1, dtype=bool)
         seen[key] = True

@@ -912,9 +912,9 @@ def _surrounding_labels(
 
 
 #: `_surrounding_labels` counts its (group, label) pairs in a table of every pair when it
-#: holds at most this many entries (8 bytes each: 256 MB at most; a 3 MP photo's 390,000
+#: holds at most this many entries (8 bytes each: 64 MB at most; a 3 MP photo's 390,000
 #: groups by 18 labels take 56 MB) ...
-DENSE_PAIRS = 1 << 25
+DENSE_PAIRS = 1 << 23
 #: ... and at most this many per neighbour looked at (else the table is mostly empty and
 #: the sort of the pairs is cheaper).
 DENSE_PAIRS_PER_KEY = 2
