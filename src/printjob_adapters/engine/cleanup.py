@@ -209,10 +209,14 @@ def _pixels_of(comps: Components, wanted: npt.NDArray[np.bool_]) -> _Pixels:
     h, w = comps.base.shape
     base = comps.base.ravel()
     at = np.flatnonzero(comps.spread(wanted))
-    y, x = np.divmod(at, w)
-    neighbours = np.full((len(at), 4), -1, dtype=np.int32)
-    for j, (ok, step) in enumerate(((x > 0, -1), (x < w - 1, 1), (y > 0, -w), (y < h - 1, w))):
-        neighbours[ok, j] = base[at[ok] + step]
+    x = at % w
+    neighbours = np.empty((len(at), 4), dtype=np.int32)
+    # Every neighbour gathered with clipped indices and those off the image set to -1
+    # after: no list of each direction's pixels inside the image is made.
+    off = (x == 0, x == w - 1, at < w, at >= h * w - w)
+    for j, step in enumerate((-1, 1, -w, w)):
+        neighbours[:, j] = base.take(at + step, mode="clip")
+        np.copyto(neighbours[:, j], -1, where=off[j])
     return _Pixels(at=at, base=base[at], neighbours=neighbours)
 
 
@@ -224,23 +228,36 @@ def _neighbour_ids(comps: Components, pixels: _Pixels) -> IntArray:
     return out
 
 
-def _merge(comps: Components, new_label: IntArray, pixels: _Pixels) -> Components:
+def _current_ids(comps: Components, pixels: _Pixels) -> tuple[IntArray, IntArray]:
+    """The listed pixels' current ids (S,) and their 4 neighbours' (S, 4), -1 off the
+    image: read once per pass of a speck filter, by its pairs and by its `_merge`. O(S)."""
+    return comps.to_id[pixels.base], _neighbour_ids(comps, pixels)
+
+
+def _merge(
+    comps: Components,
+    new_label: IntArray,
+    pixels: _Pixels,
+    current: tuple[IntArray, IntArray] | None = None,
+) -> Components:
     """The components after some changed label (`new_label`, per current id): each joins
     the neighbouring components that now share its label. Only the listed `pixels` are
     looked at, which must include every pixel of a changed component (they are speckles);
-    groups come from `graphs` over the components, and the pixel map is kept (`to_id`
-    changes). Same partition and numbering as labelling the new map afresh. Cost:
-    O(S + n log n) for S listed pixels and n components, instead of O(N).
+    `current` their `_current_ids` when the caller has them. Groups come from `graphs`
+    over the components, and the pixel map is kept (`to_id` changes). Same partition and
+    numbering as labelling the new map afresh. Cost: O(S + n log n) for S listed pixels
+    and n components, instead of O(N).
     """
     moved = new_label != comps.label
-    cur = comps.to_id[pixels.base]
-    rows = np.flatnonzero(moved[cur])
-    p = cur[rows]
-    base = pixels.neighbours[rows]
-    # -1 (off the image) indexes the last id: a valid look-up, masked out at once.
-    q = comps.to_id[base]
-    join = (base >= 0) & (q != p[:, None]) & (new_label[q] == new_label[p][:, None])
-    src = np.broadcast_to(p[:, None], join.shape)[join]
+    cur, q = _current_ids(comps, pixels) if current is None else current
+    # Masks over every listed pixel, not a list of the moved ones: in a photo's speck
+    # filter nearly all of them move. -1 (off the image) indexes the last id: a valid
+    # look-up, masked out.
+    join = new_label[q] == new_label[cur][:, None]
+    join &= q != cur[:, None]
+    join &= q >= 0
+    join &= moved[cur][:, None]
+    src = np.broadcast_to(cur[:, None], join.shape)[join]
     n = comps.count
     groups, group = graphs.connected_components(n, src, q[join])
     gfirst = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
@@ -269,23 +286,36 @@ def _components_graph(labels: IntArray) -> tuple[IntArray, int]:
 
 
 def _neighbour_pairs(
-    comps: Components, pixels: _Pixels, small: npt.NDArray[np.bool_]
-) -> tuple[IntArray, Int64Array]:
-    """The listed pixels' current ids, and the distinct (small component, neighbouring
-    label) pairs, sorted. Cost: O(S) for the S listed pixels."""
-    cur = comps.to_id[pixels.base]
-    q = _neighbour_ids(comps, pixels)
+    comps: Components, current: tuple[IntArray, IntArray], small: npt.NDArray[np.bool_]
+) -> Int64Array:
+    """The distinct (small component, neighbouring label) pairs of the listed pixels
+    whose `_current_ids` are `current`, sorted. Cost: O(S) for the S listed pixels."""
+    cur, q = current
     lq = comps.label[q]
-    lq[q < 0] = -1
-    own = comps.label[cur]
-    m = small[cur][:, None] & (lq >= 0) & (lq != own[:, None])
-    ca = np.broadcast_to(cur[:, None], m.shape)[m].astype(np.int64)
-    lb = lq[m].astype(np.int64)
-    if len(ca) == 0:
-        return cur, np.zeros((0, 2), dtype=np.int64)
-    span = int(lb.max()) + 1
-    key = _distinct_keys(ca * span + lb, comps.count * span)
-    return cur, np.stack([key // span, key % span], axis=1)
+    np.copyto(lq, -1, where=q < 0)
+    m = lq != comps.label[cur][:, None]
+    m &= lq >= 0
+    m &= small[cur][:, None]
+    span = int(comps.label.max(initial=-1)) + 1
+    space = comps.count * span
+    if space <= min(_PAIR_TABLE, 16 * q.size):
+        # Marked in a table with every pixel's four keys, those not wanted in one spare
+        # slot: no list of the wanted ones is made (in a photo they are most of them).
+        # The keys fit 32 bits (the table is at most `_PAIR_TABLE`).
+        key = (cur.astype(np.int32) * np.int32(span))[:, None] + lq.astype(np.int32)
+        np.copyto(key, space, where=~m)
+        seen = np.zeros(space + 1, dtype=bool)
+        seen[key] = True
+        found = np.flatnonzero(seen[:space])
+    else:
+        ca = np.broadcast_to(cur[:, None], m.shape)[m].astype(np.int64)
+        found = _distinct_keys(ca * span + lq[m], space)
+    return np.stack([found // span, found % span], axis=1)
+
+
+#: Largest table of (component, label) keys `_neighbour_pairs` marks (bytes), when it is
+#: also at most 16 slots per key; past it only the wanted keys are listed.
+_PAIR_TABLE = 1 << 26
 
 
 def _distinct_keys(keys: Int64Array, space: int) -> Int64Array:
@@ -403,7 +433,9 @@ def clean_speckles(
         else:
             # Components only grow, so the small ones are among those listed before.
             pixels = pixels.subset(small[comps.to_id[pixels.base]])
-        cur, pairs = _neighbour_pairs(comps, pixels, small)
+        current = _current_ids(comps, pixels)
+        cur = current[0]
+        pairs = _neighbour_pairs(comps, current, small)
         if len(pairs) == 0:
             break
         sums = np.stack(
@@ -457,7 +489,7 @@ def clean_speckles(
             break
         new_label = comp_label.copy()
         new_label[cid[merge]] = target[merge]
-        comps = _merge(comps, new_label, pixels)
+        comps = _merge(comps, new_label, pixels, current)
     return comps
 
 
@@ -560,19 +592,19 @@ def photo_like(
 
 
 def _component_pairs(
-    comps: Components, pixels: _Pixels, small: npt.NDArray[np.bool_]
-) -> tuple[IntArray, Int64Array]:
-    """The listed pixels' current ids, and the distinct (small component, 4-neighbouring
-    component) pairs, sorted. Cost: O(S) for the S listed pixels."""
-    cur = comps.to_id[pixels.base]
-    q = _neighbour_ids(comps, pixels)
+    comps: Components, current: tuple[IntArray, IntArray], small: npt.NDArray[np.bool_]
+) -> Int64Array:
+    """The distinct (small component, 4-neighbouring component) pairs of the listed
+    pixels whose `_current_ids` are `current`, sorted. Cost: O(S) for the S listed
+    pixels."""
+    cur, q = current
     m = small[cur][:, None] & (q > 0) & (q != cur[:, None])
     ca = np.broadcast_to(cur[:, None], m.shape)[m].astype(np.int64)
     if len(ca) == 0:
-        return cur, np.zeros((0, 2), dtype=np.int64)
+        return np.zeros((0, 2), dtype=np.int64)
     span = comps.count
     key = sorted_unique(ca * span + q[m])
-    return cur, np.stack([key // span, key % span], axis=1)
+    return np.stack([key // span, key % span], axis=1)
 
 
 def merge_specks(
@@ -630,7 +662,9 @@ def merge_specks(
             pixels = _pixels_of(comps, under)
         else:
             pixels = pixels.subset(under[comps.to_id[pixels.base]])
-        cur, pairs = _component_pairs(comps, pixels, small)
+        current = _current_ids(comps, pixels)
+        cur = current[0]
+        pairs = _component_pairs(comps, current, small)
         if len(pairs) == 0:
             break
         c, g = pairs[:, 0], pairs[:, 1]
@@ -658,7 +692,7 @@ def merge_specks(
             best = best[ok]
         new_label = comp_label.copy()
         new_label[c[best]] = comp_label[g[best]]
-        comps = _merge(comps, new_label, pixels)
+        comps = _merge(comps, new_label, pixels, current)
     return comps.labels()
 
 
