@@ -126,7 +126,7 @@ def segment(
     # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
     solid = int(np.count_nonzero(maps.solid))
     flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
-    labels = detail.recover_strokes(
+    recovered = detail.recover_strokes(
         labels,
         rgb,
         palette,
@@ -139,6 +139,7 @@ def segment(
         flat_share,
         colours,
     )
+    labels, palette = recovered.labels, recovered.palette
     checkpoint(0.65)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
     near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
@@ -178,7 +179,9 @@ def segment(
     if flat_colours:
         # A smooth gradient: its steep clean ramps look noisy to the speck filters, which
         # would merge its narrow bands; each band is read from the smoothed image instead.
-        bands = shading.band_labels(labels, rgb, palette, flat_colours[0])
+        bands = shading.band_labels(
+            labels, rgb, palette, flat_colours[0], tick=lambda: checkpoint(0.7)
+        )
         # Specks along the artwork's edges (its anti-aliasing) and of the rounding of slow
         # gradients still join a neighbour; narrow bands of steep parts stay.
         labels, palette = bands.labels, bands.palette
