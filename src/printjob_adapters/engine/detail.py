@@ -931,6 +931,7 @@ def recover_strokes(
     rgb_tol: float = 6.0,
     flat_share: float = 1.0,
     colours: Colours | None = None,
+    inks: BoolArray | None = None,
 ) -> Recovered:
     """Faint strokes back into the label map. A stroke thinner than a pixel (8-px text, a
     hairline at a fractional position) covers no pixel by half, so nearest-colour
@@ -956,8 +957,10 @@ def recover_strokes(
     its own colour be looked up in a table per distinct colour (`_own_distance`). A tint
     whose pixels left in it are lines drawn in a colour of their own (`_drawn_lines`)
     takes that colour (the flat interiors that measure the other colours later are none
-    on a 1-px line). Returns the map and the palette (`Recovered`); neither `labels` nor
-    `palette` is changed. Cost: O(E K) for E edge pixels and K colours.
+    on a 1-px line). `inks` marks the palette colours found drawn in strokes of their own
+    (`own_inks`): mixtures of two others, yet never tints. Returns the map and the palette
+    (`Recovered`); neither `labels` nor `palette` is changed. Cost: O(E K) for E edge
+    pixels and K colours.
     """
     pal = np.asarray(palette, dtype=np.float64)
     if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
@@ -978,12 +981,17 @@ def recover_strokes(
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
     pairs = _tints(labels, flat, rows_u8, pal, (mix_tol, split, rgb_tol))
+    if inks is not None:
+        pairs[inks[: len(pairs)]] = -1  # drawn in strokes of their own: no tints
     if noise >= NOISY:
         # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
     out, lines, pal = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
+    far_ends: list[tuple[int, int]] = []
+    if inks is not None and inks.any():
+        far_ends = _resolve_ink_fringes(out, rows_u8, pal, inks, (mix_tol, split))
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
@@ -1027,6 +1035,12 @@ def recover_strokes(
     colour = np.concatenate([f[1] for f in found])
     res = np.concatenate([f[2] for f in found])
     rank = np.concatenate([f[3] for f in found])
+    for ink, far in far_ends:
+        # Beside an ink of its own a pixel is that ink's anti-aliasing: read as a faint
+        # stroke of the ink's far end (greys' mixtures tie), it would take the ink's
+        # letters with it. Its counters (ridges of the paper) still come back.
+        kept = ~(_beside(out, np.arange(len(pal)) == ink, at).take(row) & (colour == far))
+        row, colour, res, rank = row[kept], colour[kept], res[kept], rank[kept]
     if len(row) == 0:
         return Recovered(out, pal)
     # Per pixel the mixture with the least residual; equal residuals go to the first
@@ -1037,6 +1051,71 @@ def recover_strokes(
     head[1:] = row[1:] != row[:-1]
     out.reshape(-1)[at[row[head]]] = colour[head]
     return Recovered(out, pal)
+
+
+def _resolve_ink_fringes(
+    labels: IntArray,
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    inks: BoolArray,
+    tolerances: tuple[float, float],
+) -> list[tuple[int, int]]:
+    """In place: the pixels given an ink of its own (`own_inks`) by the nearest colour that
+    are another colour's anti-aliasing. An ink lies between two palette colours, its paper
+    and a far end (#555 text between white and a #333 outline); the fringe and the thin
+    stems of the far end's strokes pass through the ink's colour too. The ink's pixels in
+    a piece of artwork (4-connected, off the paper) that holds the far end's colour are
+    such, and go to the nearer end of the mixture, as a tint's pixel does
+    (`_resolve_tints`); the ink's own strokes are pieces of their own. Of the mixtures
+    that hold the ink, the one whose paper (the end with more pixels) is commonest.
+    `labels` is C-contiguous. Returns each ink's (index, far end).
+    O(K^2) per ink for its ends, O(N) for its pieces."""
+    mix_tol, split = tolerances
+    far_ends: list[tuple[int, int]] = []
+    flat = labels.reshape(-1)
+    counts = np.bincount(flat[flat >= 0], minlength=len(pal))
+    for c in np.flatnonzero(inks[: len(pal)]).tolist():
+        others = np.flatnonzero(np.arange(len(pal)) != c)
+        if len(others) < 2:
+            continue
+        first, second = np.triu_indices(len(others), 1)
+        res, _ = segment_residual(
+            np.broadcast_to(pal[c], (len(first), 3)), pal[others[first]], pal[others[second]], split
+        )
+        # Of the mixtures that hold it (greys: many), the one with the commonest paper.
+        paper_size = np.maximum(counts[others[first]], counts[others[second]])
+        held = res < mix_tol
+        if not held.any():
+            continue
+        pick = int(np.argmax(np.where(held, paper_size, -1)))
+        ends = int(others[first[pick]]), int(others[second[pick]])
+        paper, far = ends if counts[ends[0]] >= counts[ends[1]] else ends[::-1]
+        far_ends.append((c, far))
+        pieces = label_components(np.where(labels == paper, 0, 1).astype(np.int32))
+        piece = pieces.to_id[pieces.base.reshape(-1)]
+        holds_far = np.zeros(pieces.count, dtype=bool)
+        holds_far[piece[flat == far]] = True
+        at = np.flatnonzero((flat == c) & holds_far[piece])
+        if len(at) == 0:
+            continue
+        a, b = pal[ends[0]], pal[ends[1]]
+        towards = b - a
+        t = ((_gather(rows_u8, at) - a) @ towards) / max(float(towards @ towards), 1e-9)
+        flat[at] = np.where(t >= 0.5, ends[1], ends[0]).astype(flat.dtype)
+    return far_ends
+
+
+def _beside(labels: IntArray, colours: BoolArray, at: npt.NDArray[np.intp]) -> BoolArray:
+    """Whether each pixel `at` (flat indices, none on the image's border) is of one of
+    `colours` (a mask over the palette) or has an 8-neighbour that is. O(len(at)): nine
+    look-ups a pixel."""
+    w = labels.shape[1]
+    flat = labels.reshape(-1)
+    marked = np.append(colours, False)  # -1, left out, reads the appended False
+    found = np.zeros(len(at), dtype=bool)
+    for step in (0, 1, -1, w, -w, w + 1, w - 1, -w + 1, -w - 1):
+        found |= marked[flat.take(at + step)]
+    return found
 
 
 #: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch

@@ -41,7 +41,15 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise, shading
+from printjob_adapters.engine import (
+    cleanup,
+    colour_count,
+    detail,
+    illumination,
+    own_inks,
+    quantise,
+    shading,
+)
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks, over_speck_cap
 from printjob_adapters.engine.options import Background
@@ -108,6 +116,7 @@ def segment(
     checkpoint(0.2)
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
+    inks: list[npt.NDArray[np.floating[Any]]] = []
     palette = quantise.find_palette(
         rgb,
         maps,
@@ -116,6 +125,7 @@ def segment(
         tick=lambda: checkpoint(0.2),
         on_bands=flat_colours.append,
         tol=tol,
+        on_inks=inks.append,
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
@@ -138,6 +148,7 @@ def segment(
         tol.rgb,
         flat_share,
         colours,
+        own_inks.marks(palette, inks),
     )
     labels, palette = recovered.labels, recovered.palette
     checkpoint(0.65)

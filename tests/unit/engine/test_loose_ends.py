@@ -29,13 +29,14 @@ FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
 def _outline_beside_text() -> npt.NDArray[np.uint8]:
-    """A 1-px mid-grey square outline beside a line of dark 12-px text on white (drawn at
-    4x and box-reduced): the grey's pixels are a tint of the text's ink, drawn as a line,
-    so `recover_strokes` gives the tint the line's colour."""
+    """A 1-px mid-grey square outline (sides of 21 px: rules, `own_inks.RULE`) beside a
+    line of dark 12-px text on white (drawn at 4x and box-reduced): the grey's pixels are
+    a tint of the text's ink, drawn as a line, so `recover_strokes` gives the tint the
+    line's colour."""
     big = Image.new("RGB", (SCALE * 330, SCALE * 30), (255, 255, 255))
     draw = ImageDraw.Draw(big)
     draw.rectangle(
-        (6 * SCALE, 6 * SCALE, 18 * SCALE + 3, 18 * SCALE + 3), outline=(128,) * 3, width=SCALE
+        (6 * SCALE, 4 * SCALE, 26 * SCALE + 3, 24 * SCALE + 3), outline=(128,) * 3, width=SCALE
     )
     font = ImageFont.truetype(FONT, 12 * SCALE)
     draw.text(
