@@ -1053,6 +1053,12 @@ def recover_strokes(
     return Recovered(out, pal)
 
 
+#: Coverage of the far end by which a pixel must lie past an ink to be of a stroke in the
+#: far end's colour (`_resolve_ink_fringes`; the 8-bit rounding of an even stroke is far
+#: less).
+INK_PAST = 0.08
+
+
 def _resolve_ink_fringes(
     labels: IntArray,
     rows_u8: npt.NDArray[np.uint8],
@@ -1064,10 +1070,11 @@ def _resolve_ink_fringes(
     are another colour's anti-aliasing. An ink lies between two palette colours, its paper
     and a far end (#555 text between white and a #333 outline); the fringe and the thin
     stems of the far end's strokes pass through the ink's colour too. The ink's pixels in
-    a piece of artwork (4-connected, off the paper) that holds the far end's colour are
-    such, and go to the nearer end of the mixture, as a tint's pixel does
-    (`_resolve_tints`); the ink's own strokes are pieces of their own. Of the mixtures
-    that hold the ink, the one whose paper (the end with more pixels) is commonest.
+    a piece of artwork (4-connected, off the paper) holding a pixel past the ink towards
+    the far end (by `INK_PAST` of coverage) are such, and go to the nearer end of the
+    mixture, as a tint's pixel does (`_resolve_tints`); the ink's own strokes are pieces
+    of their own. Of the mixtures that hold the ink, the one whose paper (the end with
+    more pixels) is commonest.
     `labels` is C-contiguous. Returns each ink's (index, far end).
     O(K^2) per ink for its ends, O(N) for its pieces."""
     mix_tol, split = tolerances
@@ -1093,15 +1100,21 @@ def _resolve_ink_fringes(
         far_ends.append((c, far))
         pieces = label_components(np.where(labels == paper, 0, 1).astype(np.int32))
         piece = pieces.to_id[pieces.base.reshape(-1)]
+        # Coverage of the far end, read from the pixels' colours (not their labels, which
+        # the unmixing of edges may have given the far end on the ink's own strokes).
+        a, b = pal[paper], pal[far]
+        towards = b - a
+        norm = max(float(towards @ towards), 1e-9)
+        level = float((pal[c] - a) @ towards) / norm
+        art = np.flatnonzero(flat != paper)
+        darker = art[((_gather(rows_u8, art) - a) @ towards) / norm > level + INK_PAST]
         holds_far = np.zeros(pieces.count, dtype=bool)
-        holds_far[piece[flat == far]] = True
+        holds_far[piece[darker]] = True
         at = np.flatnonzero((flat == c) & holds_far[piece])
         if len(at) == 0:
             continue
-        a, b = pal[ends[0]], pal[ends[1]]
-        towards = b - a
-        t = ((_gather(rows_u8, at) - a) @ towards) / max(float(towards @ towards), 1e-9)
-        flat[at] = np.where(t >= 0.5, ends[1], ends[0]).astype(flat.dtype)
+        t = ((_gather(rows_u8, at) - a) @ towards) / norm
+        flat[at] = np.where(t >= 0.5, far, paper).astype(flat.dtype)
     return far_ends
 
 

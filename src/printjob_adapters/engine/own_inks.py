@@ -13,9 +13,9 @@ What tells them apart is where the pixels of one exact colour lie (`find`):
    in flat interiors, `INK_FLAT`), off every palette
    colour and a mixture of two of them (within the greedy palette's `mix` tolerance).
    O(U K^2) for U distinct colours and K palette colours, U counted only past the floor.
-2. A tint lies on a ramp between its two ends: beside each of its pixels (within
-   `REACH`) the colour goes on past it towards either end (the next step of the edge's
-   anti-aliasing, or the end itself). An ink of its own is the far end of its own strokes: towards
+2. A tint lies on a ramp between its two ends: within `REACH` pixels of each of its
+   pixels the colour goes on past it towards either end (an edge's anti-aliasing is at
+   most two pixels wide). An ink of its own is the far end of its own strokes: towards
    one end of the mixture (the paper) its strokes fade, but nothing within reach goes
    past it towards the other. At least `OWN_SHARE` of its pixels must be so.
 3. It covers strokes, not a hairline: at least `INK_RUNS` of its pixels continue along
@@ -54,8 +54,9 @@ INK_RUNS = 4
 #: line (`detail.LINE_MIN`: a letter's stem at text sizes is shorter; an outline longer).
 LINE = 24
 #: Pixels around each pixel (Chebyshev radius) within which a tint's ramp reaches past it:
-#: the next pixel of an anti-aliased edge is the next step of its ramp.
-REACH = 1
+#: an anti-aliased edge is at most two pixels wide (at one, the fringe of small grey text
+#: beside darker text passed for an ink: the public set's screenshot).
+REACH = 2
 #: Least share of its pixels beyond which nothing lies towards the far end.
 OWN_SHARE = 0.8
 #: How far past the candidate, in coverage of the mixture, a pixel must lie to count as
