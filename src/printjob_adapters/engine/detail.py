@@ -1086,9 +1086,10 @@ def _resolve_ink_fringes(
         if len(others) < 2:
             continue
         first, second = np.triu_indices(len(others), 1)
-        res, _ = segment_residual(
+        res, t = segment_residual(
             np.broadcast_to(pal[c], (len(first), 3)), pal[others[first]], pal[others[second]], split
         )
+        res = np.where((t > 0.05) & (t < 0.95), res, np.inf)  # between its ends, no overshoot
         # Of the mixtures that hold it (greys: many), the one with the commonest paper.
         paper_size = np.maximum(counts[others[first]], counts[others[second]])
         held = res < mix_tol
