@@ -349,7 +349,7 @@ def _resolve_tints(
     pal: npt.NDArray[np.float64],
     pairs: IntArray,
     rgb_tol: float = 6.0,
-) -> tuple[IntArray, npt.NDArray[np.intp]]:
+) -> tuple[IntArray, npt.NDArray[np.intp], npt.NDArray[np.float64]]:
     """Each pixel of a tint (`_tints`) to the end of its mixture it is nearer to (coverage
     at least a half: the far end), unless it is drawn in the tint: its colour is the
     tint's (within `rgb_tol`) and it lies on no ramp between the ends (`_on_ramp`). A
@@ -357,17 +357,18 @@ def _resolve_tints(
     pixels of one grey with the paper on one side and itself or a third colour on the
     other; the same grey in the fringe of dark text always sits between the paper and the
     ink. A tint pixel on a line drawn in one colour (`_drawn_lines`) stays too, whatever
-    its distance to the tint. Returns the new map and the lines' pixels (flat indices).
-    O(N) to find them, O(T log T) for their T pixels."""
+    its distance to the tint. Returns the new map, the lines' pixels (flat indices) and
+    the palette: a new one where a tint takes its lines' colour, else `pal` itself (never
+    changed). O(N) to find them, O(T log T) for their T pixels."""
     out = np.array(labels, dtype=np.int32, order="C")  # a new, contiguous map
     if not (pairs[:, 0] >= 0).any():
-        return out, NO_PIXELS
+        return out, NO_PIXELS, pal
     flat = out.reshape(-1)
     # 1-D `take`s: the same values as indexing, at a fraction of its cost.
     tint_pixels = np.flatnonzero(np.ascontiguousarray(pairs[:, 0]).take(np.maximum(flat, 0)) >= 0)
     tint_pixels = tint_pixels[flat.take(tint_pixels) >= 0]
     if len(tint_pixels) == 0:
-        return out, NO_PIXELS
+        return out, NO_PIXELS, pal
     own = flat.take(tint_pixels)
     ends = pairs.take(own, axis=0)
     a, b = pal.take(ends[:, 0], axis=0), pal.take(ends[:, 1], axis=0)
@@ -382,11 +383,13 @@ def _resolve_tints(
     drawn &= level
     lines = _drawn_lines(labels.shape[1], tint_pixels, px, level, rgb_tol)
     drawn |= lines
-    if lines.any() and pal.flags.writeable:
+    if lines.any():
         # The tint's colour is the fringe's; what is left of it is the lines, whose own
-        # colour it takes (the interiors that measure other colours later are none here).
+        # colour it takes (the interiors that measure other colours later are none here),
+        # in a palette of its own: the caller's is read by others.
         count = np.bincount(own[lines], minlength=len(pal))
         line_tints = np.flatnonzero(count)
+        pal = pal.copy()
         for c in range(3):
             total = np.bincount(own[lines], px[lines, c], minlength=len(pal))
             pal[line_tints, c] = total[line_tints] / count[line_tints]
@@ -400,7 +403,7 @@ def _resolve_tints(
         # A line's corners (darker: they hold two sides) join it as a drawn outline's do,
         # and are as little a stroke of ink as the line itself.
         lines |= _joints(labels.shape, tint_pixels, own, lines) >= 0
-    return out, tint_pixels[lines]
+    return out, tint_pixels[lines], pal
 
 
 #: Least pixels of a line drawn in one colour among a tint's pixels (`_drawn_lines`): an
@@ -954,6 +957,16 @@ SOLID_STEP = 0.5
 RIDGE_MAX_NOISE = 8.0
 
 
+@attrs.frozen(eq=False)
+class Recovered:
+    """The label map with faint strokes back in it (`recover_strokes`), and the palette
+    that goes with it: the one given, or a new one where a tint took the colour of the
+    lines drawn in it."""
+
+    labels: IntArray
+    palette: npt.NDArray[np.float64]
+
+
 def recover_strokes(
     labels: IntArray,
     rgb: npt.NDArray[np.uint8],
@@ -966,7 +979,8 @@ def recover_strokes(
     rgb_tol: float = 6.0,
     flat_share: float = 1.0,
     colours: Colours | None = None,
-) -> IntArray:
+    inks: BoolArray | None = None,
+) -> Recovered:
     """Faint strokes back into the label map. A stroke thinner than a pixel (8-px text, a
     hairline at a fractional position) covers no pixel by half, so nearest-colour
     assignment gives its pixels to the background, or to an in-between tint (`_tints`),
@@ -986,25 +1000,26 @@ def recover_strokes(
     tint go to the nearer end of its mixture (`_resolve_tints`), so the tint, which is
     no colour of the artwork, leaves the file (in clean input only: noise under
     `cleanup.NOISY`). On transparency, faint hairline pixels left out with the background
-    come back the same way (`_recover_on_transparency`). Returns a
-    new map; `labels` is not changed. `colours` (`quantise.distinct_colours` of `rgb`),
-    when given, lets each edge pixel's distance to its own colour be looked up in a table
-    per distinct colour (`_own_distance`). A tint whose pixels left in it are lines
-    drawn in a colour of their own (`_drawn_lines`) takes that colour: `palette`, when a
-    writeable float64 array, is updated in place there (the flat interiors that measure
-    the other colours later are none on a 1-px line). Cost: O(E K) for E edge pixels and
-    K colours.
+    come back the same way (`_recover_on_transparency`). `colours`
+    (`quantise.distinct_colours` of `rgb`), when given, lets each edge pixel's distance to
+    its own colour be looked up in a table per distinct colour (`_own_distance`). A tint
+    whose pixels left in it are lines drawn in a colour of their own (`_drawn_lines`)
+    takes that colour (the flat interiors that measure the other colours later are none
+    on a 1-px line). `inks` marks the palette colours found drawn in strokes of their own
+    (`own_inks`): mixtures of two others, yet never tints. Returns the map and the palette
+    (`Recovered`); neither `labels` nor `palette` is changed. Cost: O(E K) for E edge
+    pixels and K colours.
     """
-    if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
-        return labels
-    h, w = labels.shape
     pal = np.asarray(palette, dtype=np.float64)
+    if noise >= RIDGE_MAX_NOISE or flat_share < TEXTURED or len(palette) == 0:
+        return Recovered(labels, pal)
+    h, w = labels.shape
     rows_u8 = pixel_rows(rgb)
     if len(pal) == 1:
         out = np.array(labels, dtype=np.int32, order="C")
         if rgb.shape[-1] == 4:
             _recover_on_transparency(out, rgb, pal)
-        return out
+        return Recovered(out, pal)
     lab = srgb_to_lab(pal)
     far = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=2) >= RIDGE_CONTRAST
     # The edge pixels that are artwork: the labels read at the edge pixels alone.
@@ -1014,16 +1029,21 @@ def recover_strokes(
     inner = (y > 0) & (y < h - 1) & (x > 0) & (x < w - 1)
     at = at[inner]
     pairs = _tints(labels, flat, rows_u8, pal, (mix_tol, split, rgb_tol))
+    if inks is not None:
+        pairs[inks[: len(pairs)]] = -1  # drawn in strokes of their own: no tints
     if noise >= NOISY:
         # In JPEG'd art a thin band of a lighter shade along an edge may be the artwork's
         # own highlight, and a per-pixel split of noisy edge pixels would serrate the edge.
         pairs[:] = -1
     tint = pairs[:, 0] >= 0
-    out, lines = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
+    out, lines, pal = _resolve_tints(labels, rows_u8, pal, pairs, rgb_tol)
+    far_ends: list[tuple[int, int]] = []
+    if inks is not None and inks.any():
+        far_ends = _resolve_ink_fringes(out, rows_u8, pal, inks, (mix_tol, split))
     if rgb.shape[-1] == 4:
         _recover_on_transparency(out, rgb, pal)
     if len(at) == 0:
-        return out
+        return Recovered(out, pal)
     flat_labels = labels.ravel()
     own = flat_labels.take(at)
     # A pixel exactly its own colour (not a tint) is no mixture with any coverage: only
@@ -1035,7 +1055,7 @@ def recover_strokes(
     at, own = at[inexact], own[inexact]
     px = _gather(rows_u8, at)
     if len(at) == 0:
-        return out
+        return Recovered(out, pal)
     least = RIDGE_COVERAGE + RIDGE_NOISE_STEP * noise
     steps = (1, w, w + 1, w - 1)
     if len(at) * len(steps) <= RIDGE_BATCH:
@@ -1063,8 +1083,14 @@ def recover_strokes(
     colour = np.concatenate([f[1] for f in found])
     res = np.concatenate([f[2] for f in found])
     rank = np.concatenate([f[3] for f in found])
+    for ink, far in far_ends:
+        # Beside an ink of its own a pixel is that ink's anti-aliasing: read as a faint
+        # stroke of the ink's far end (greys' mixtures tie), it would take the ink's
+        # letters with it. Its counters (ridges of the paper) still come back.
+        kept = ~(_beside(out, np.arange(len(pal)) == ink, at).take(row) & (colour == far))
+        row, colour, res, rank = row[kept], colour[kept], res[kept], rank[kept]
     if len(row) == 0:
-        return out
+        return Recovered(out, pal)
     # Per pixel the mixture with the least residual; equal residuals go to the first
     # direction, then the first colour (the order the directions and colours are tried).
     pick = np.lexsort((colour, rank, res, row))
@@ -1072,7 +1098,86 @@ def recover_strokes(
     head = np.ones(len(row), dtype=bool)
     head[1:] = row[1:] != row[:-1]
     out.reshape(-1)[at[row[head]]] = colour[head]
-    return out
+    return Recovered(out, pal)
+
+
+#: Coverage of the far end by which a pixel must lie past an ink to be of a stroke in the
+#: far end's colour (`_resolve_ink_fringes`; the 8-bit rounding of an even stroke is far
+#: less).
+INK_PAST = 0.08
+
+
+def _resolve_ink_fringes(
+    labels: IntArray,
+    rows_u8: npt.NDArray[np.uint8],
+    pal: npt.NDArray[np.float64],
+    inks: BoolArray,
+    tolerances: tuple[float, float],
+) -> list[tuple[int, int]]:
+    """In place: the pixels given an ink of its own (`own_inks`) by the nearest colour that
+    are another colour's anti-aliasing. An ink lies between two palette colours, its paper
+    and a far end (#555 text between white and a #333 outline); the fringe and the thin
+    stems of the far end's strokes pass through the ink's colour too. The ink's pixels in
+    a piece of artwork (4-connected, off the paper) holding a pixel past the ink towards
+    the far end (by `INK_PAST` of coverage) are such, and go to the nearer end of the
+    mixture, as a tint's pixel does (`_resolve_tints`); the ink's own strokes are pieces
+    of their own. Of the mixtures that hold the ink, the one whose paper (the end with
+    more pixels) is commonest.
+    `labels` is C-contiguous. Returns each ink's (index, far end).
+    O(K^2) per ink for its ends, O(N) for its pieces."""
+    mix_tol, split = tolerances
+    far_ends: list[tuple[int, int]] = []
+    flat = labels.reshape(-1)
+    counts = np.bincount(flat[flat >= 0], minlength=len(pal))
+    for c in np.flatnonzero(inks[: len(pal)]).tolist():
+        others = np.flatnonzero(np.arange(len(pal)) != c)
+        if len(others) < 2:
+            continue
+        first, second = np.triu_indices(len(others), 1)
+        res, t = segment_residual(
+            np.broadcast_to(pal[c], (len(first), 3)), pal[others[first]], pal[others[second]], split
+        )
+        res = np.where((t > 0.05) & (t < 0.95), res, np.inf)  # between its ends, no overshoot
+        # Of the mixtures that hold it (greys: many), the one with the commonest paper.
+        paper_size = np.maximum(counts[others[first]], counts[others[second]])
+        held = res < mix_tol
+        if not held.any():
+            continue
+        pick = int(np.argmax(np.where(held, paper_size, -1)))
+        ends = int(others[first[pick]]), int(others[second[pick]])
+        paper, far = ends if counts[ends[0]] >= counts[ends[1]] else ends[::-1]
+        far_ends.append((c, far))
+        pieces = label_components(np.where(labels == paper, 0, 1).astype(np.int32))
+        piece = pieces.to_id[pieces.base.reshape(-1)]
+        # Coverage of the far end, read from the pixels' colours (not their labels, which
+        # the unmixing of edges may have given the far end on the ink's own strokes).
+        a, b = pal[paper], pal[far]
+        towards = b - a
+        norm = max(float(towards @ towards), 1e-9)
+        level = float((pal[c] - a) @ towards) / norm
+        art = np.flatnonzero(flat != paper)
+        darker = art[((_gather(rows_u8, art) - a) @ towards) / norm > level + INK_PAST]
+        holds_far = np.zeros(pieces.count, dtype=bool)
+        holds_far[piece[darker]] = True
+        at = np.flatnonzero((flat == c) & holds_far[piece])
+        if len(at) == 0:
+            continue
+        t = ((_gather(rows_u8, at) - a) @ towards) / norm
+        flat[at] = np.where(t >= 0.5, far, paper).astype(flat.dtype)
+    return far_ends
+
+
+def _beside(labels: IntArray, colours: BoolArray, at: npt.NDArray[np.intp]) -> BoolArray:
+    """Whether each pixel `at` (flat indices, none on the image's border) is of one of
+    `colours` (a mask over the palette) or has an 8-neighbour that is. O(len(at)): nine
+    look-ups a pixel."""
+    w = labels.shape[1]
+    flat = labels.reshape(-1)
+    marked = np.append(colours, False)  # -1, left out, reads the appended False
+    found = np.zeros(len(at), dtype=bool)
+    for step in (0, 1, -1, w, -w, w + 1, w - 1, -w + 1, -w - 1):
+        found |= marked[flat.take(at + step)]
+    return found
 
 
 #: Pixels times palette colours screened at once by `_ridges` (a bound on its scratch

@@ -29,7 +29,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import colour_count, faint_sources, palette_choice
+from printjob_adapters.engine import colour_count, faint_sources, own_inks, palette_choice
 from printjob_adapters.engine.colour import lab_to_srgb, srgb_to_lab
 from printjob_adapters.engine.nearest import RADIUS_POINTS, Incidence, PointSet
 
@@ -771,11 +771,14 @@ def find_palette(
     tick: Callable[[], None] = _no_tick,
     on_bands: Callable[[int], None] | None = None,
     tol: Tolerances | None = None,
+    on_inks: Callable[[FloatArray], None] | None = None,
 ) -> FloatArray:
     """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None).
     `tick` is a cancel check, called between units of the k-means (`refine_palette`).
     `on_bands` hears, for smooth shaded art, how many flat colours lead the palette before
-    its band colours (`shading`). `tol`, `tolerances(maps)` when the caller has it."""
+    its band colours (`shading`). `on_inks` hears the colours added as inks of their own
+    (`own_inks`), which are no anti-aliasing tints. `tol`, `tolerances(maps)` when the
+    caller has it."""
     if tol is None:
         tol = tolerances(maps)
     hist = colour_histogram(rgb, maps, colours)
@@ -801,6 +804,13 @@ def find_palette(
         # logo's anti-aliasing is, but a patch of its own away from every edge (a photo).
         return _photo_palette(hist, palette, tick, sources=True)
     if explained and (colors is not None or not shaded):
+        if colours is not None and maps.noise < colour_count.CLEAN_NOISE:
+            # Clean flat art: strokes drawn in a colour between two of the palette's.
+            inks = own_inks.find(rgb, colours, palette, tol.rgb, tol.mix)
+            if len(inks):
+                palette = np.vstack([palette, inks])
+                if on_inks is not None:
+                    on_inks(inks)
         if colors is None or len(palette) <= colors:
             return palette
         return reduce_palette(hist, palette, colors)

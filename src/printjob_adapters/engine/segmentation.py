@@ -41,7 +41,15 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import cleanup, colour_count, detail, illumination, quantise, shading
+from printjob_adapters.engine import (
+    cleanup,
+    colour_count,
+    detail,
+    illumination,
+    own_inks,
+    quantise,
+    shading,
+)
 from printjob_adapters.engine.background import remove_background
 from printjob_adapters.engine.bounds import check_specks, over_speck_cap
 from printjob_adapters.engine.options import Background
@@ -108,6 +116,7 @@ def segment(
     checkpoint(0.2)
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
+    inks: list[npt.NDArray[np.floating[Any]]] = []
     palette = quantise.find_palette(
         rgb,
         maps,
@@ -116,6 +125,7 @@ def segment(
         tick=lambda: checkpoint(0.2),
         on_bands=flat_colours.append,
         tol=tol,
+        on_inks=inks.append,
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
@@ -126,7 +136,7 @@ def segment(
     # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
     solid = int(np.count_nonzero(maps.solid))
     flat_share = np.count_nonzero(maps.flat) / solid if solid else 1.0
-    labels = detail.recover_strokes(
+    recovered = detail.recover_strokes(
         labels,
         rgb,
         palette,
@@ -138,7 +148,9 @@ def segment(
         tol.rgb,
         flat_share,
         colours,
+        own_inks.marks(palette, inks),
     )
+    labels, palette = recovered.labels, recovered.palette
     checkpoint(0.65)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
     near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
@@ -178,7 +190,9 @@ def segment(
     if flat_colours:
         # A smooth gradient: its steep clean ramps look noisy to the speck filters, which
         # would merge its narrow bands; each band is read from the smoothed image instead.
-        bands = shading.band_labels(labels, rgb, palette, flat_colours[0])
+        bands = shading.band_labels(
+            labels, rgb, palette, flat_colours[0], tick=lambda: checkpoint(0.7)
+        )
         # Specks along the artwork's edges (its anti-aliasing) and of the rounding of slow
         # gradients still join a neighbour; narrow bands of steep parts stay.
         labels, palette = bands.labels, bands.palette

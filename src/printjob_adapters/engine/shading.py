@@ -45,6 +45,7 @@ is bounded by the input's own (docs/engine.md, "Gradients without banding").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -151,17 +152,21 @@ def band_labels(
     rgb: npt.NDArray[np.uint8],
     palette: FloatArray,
     fixed: int,
+    tick: Callable[[], None] | None = None,
 ) -> Bands:
     """New band colours for `palette` (its first `fixed` colours, the flat ones, kept) and
     the labels that go with them. Where the image is locally linear (`linear`: a gradient,
     however steep, or a flat area) each pixel takes the colour nearest to the smoothed
     image; elsewhere (edges, the artwork's anti-aliasing) a pixel keeps its flat colour, or
     from a band colour takes the colour nearest to its own. Left-out pixels (-1) stay.
-    Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K band and F flat colours."""
+    `tick`, a cancel check, is called between the passes (each at most a few tenths of a
+    second of CPU at 3 MP). Cost: O(N + (K + F) B) for N pixels, B relabelled pixels, K
+    band and F flat colours."""
+    check = tick or _no_check
     opaque = labels >= 0
     if fixed > len(palette) or fixed >= MAX_COLOURS or not opaque.any():
         return Bands(labels, palette.astype(np.float64), np.zeros(labels.shape, dtype=bool))
-    smooth, moved = _smoothed(rgb, opaque)
+    smooth, moved = _smoothed(rgb, opaque, check)
     # Labelled from the smoothed image: the linear pixels and the bends of the gradient
     # (a radial gradient's centre, a ramp's foot), which smoothing moves a little more.
     follows = moved <= BENT
@@ -169,14 +174,19 @@ def band_labels(
     limit = _linear_limit(moved[::stride, ::stride], follows[::stride, ::stride])
     linear = moved <= limit
     del moved
+    check()
     # The smoothed colours, once each at a quarter of a level: a gradient has a few thousand to a
     # few hundred thousand, not one per pixel.
     key = _keys(smooth)[follows]
+    check()
     distinct = _distinct(key)
+    check()
     lab = srgb_to_lab(_from_keys(distinct))
+    check()
     index = np.full(labels.shape, -1, dtype=np.int32)
     index[follows] = np.searchsorted(distinct, key)
     del key
+    check()
     flat_lab = srgb_to_lab(palette[:fixed])
     # Placed by the inside of the areas labelled from the smoothed image (not by tints
     # that ring along the artwork), on a grid of pixels `stride` apart at most `PLACING`
@@ -207,11 +217,14 @@ def band_labels(
     most = MAX_COLOURS - fixed
     if not noisy or _two_dimensional(lab, index, stride):
         most = CLEAN_MAX_COLOURS - fixed
-    picks, left = cover(lab[index[placing]], reach, flat_lab, most)
+    check()
+    picks, left = cover(lab[index[placing]], reach, flat_lab, most, check)
     if left > HELD:
         picks = picks[: MAX_COLOURS - fixed]
     centres = np.vstack([flat_lab, picks])
+    check()
     _, nearest = PointSet(centres).query(lab)
+    check()
     out = labels.copy()
     out[follows] = nearest[index[follows]]
     # Elsewhere a band colour (an edge pixel unmixed to the gradient) becomes the nearest
@@ -221,7 +234,12 @@ def band_labels(
     rest = opaque & ~follows
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
-    return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth))
+    check()
+    return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth, check))
+
+
+def _no_check() -> None:
+    return None
 
 
 def _linear_limit(moved: Float32Array, follows: BoolArray) -> float:
@@ -267,7 +285,7 @@ def _two_dimensional(lab: FloatArray, index: npt.NDArray[np.int32], stride: int)
     return bool(np.count_nonzero(sine >= np.sin(np.radians(PLANE_ANGLE))) >= PLANE_SHARE * sampled)
 
 
-def _steep(smooth: Float32Array) -> BoolArray:
+def _steep(smooth: Float32Array, check: Callable[[], None] = _no_check) -> BoolArray:
     """Where the smoothed image (channel planes, `_smoothed`) changes by at least
     `STEEP_LEVELS` in a channel from a pixel to the next (right or down, either side).
     Cost: O(N), one plane at a time."""
@@ -280,6 +298,7 @@ def _steep(smooth: Float32Array) -> BoolArray:
             ahead[axis], behind[axis] = slice(1, None), slice(None, -1)
             steep[tuple(ahead)] |= change
             steep[tuple(behind)] |= change
+        check()
     return steep
 
 
@@ -294,7 +313,9 @@ def _inside(mask: BoolArray) -> BoolArray:
     return out
 
 
-def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Array, Float32Array]:
+def _smoothed(
+    rgb: npt.NDArray[np.uint8], opaque: BoolArray, check: Callable[[], None] = _no_check
+) -> tuple[Float32Array, Float32Array]:
     """The image smoothed over opaque pixels (normalised convolution with `KERNEL`), as
     three channel planes (3, H, W), and by how many levels smoothing moves each pixel's
     furthest channel (infinite where it is transparent): a symmetric kernel keeps a ramp's
@@ -322,6 +343,7 @@ def _smoothed(rgb: npt.NDArray[np.uint8], opaque: BoolArray) -> tuple[Float32Arr
         smooth[channel] = plane
         np.subtract(plane, raw, out=raw)
         np.maximum(moved, np.abs(raw, out=raw), out=moved)
+        check()
     moved[~opaque | ~counted] = np.inf
     return smooth, moved
 
@@ -370,7 +392,11 @@ def _from_keys(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
 
 
 def cover(
-    lab: FloatArray, reach: FloatArray, given: FloatArray, most: int
+    lab: FloatArray,
+    reach: FloatArray,
+    given: FloatArray,
+    most: int,
+    check: Callable[[], None] = _no_check,
 ) -> tuple[FloatArray, float]:
     """Band colours (CIELAB) such that every colour of `lab` is within `REACH` CIEDE2000 of
     one of them or of the `given` colours: farthest-point picks over the distinct colours
@@ -409,6 +435,7 @@ def cover(
         )
         dist[open_cells] = near
         open_cells = open_cells[near > cell_reach[open_cells]]
+        check()
     left = float((dist[open_cells] / cell_reach[open_cells]).max()) if len(open_cells) else 1.0
     return np.array(picks).reshape(-1, 3), left
 

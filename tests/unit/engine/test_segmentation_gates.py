@@ -40,7 +40,7 @@ def test_faint_one_pixel_lines_of_every_colour_are_recovered(
     labels = np.zeros(rgb.shape[:2], dtype=np.int32)  # nearest colour: all white
     edge = np.ones(labels.shape, dtype=bool)
     flat = np.zeros(labels.shape, dtype=bool)
-    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0)
+    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0).labels
     for i in range(len(COLOURS)):
         column = out[3:-3, 5 + 5 * i]
         assert (column == i + 1).all(), (i, column)
@@ -73,7 +73,7 @@ def test_directions_screened_together_or_one_by_one_recover_the_same(
     outs = []
     for batch in (detail.RIDGE_BATCH, 0):
         monkeypatch.setattr(detail, "RIDGE_BATCH", batch)
-        outs.append(detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0))
+        outs.append(detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0).labels)
     assert (outs[0] != labels).sum() > 50  # the lines came back
     assert np.array_equal(outs[0], outs[1])
 
@@ -86,7 +86,7 @@ def test_a_soft_edge_is_no_ridge() -> None:
     labels = np.where(ramp[None, :].repeat(9, axis=0) >= 128, 0, 1).astype(np.int32)
     edge = np.ones(labels.shape, dtype=bool)
     flat = np.zeros(labels.shape, dtype=bool)
-    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0)
+    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0).labels
     assert np.array_equal(out, labels)
 
 
@@ -102,7 +102,7 @@ def test_anti_aliasing_tint_is_resolved_into_its_ends() -> None:
     labels[:, 9:11] = 2
     flat = (rgb[..., 0] == 255) | (rgb[..., 0] == 0)
     edge = ~flat
-    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0)
+    out = detail.recover_strokes(labels, rgb, palette, edge, flat, 0.0, 8.0).labels
     assert (out[:, 9] == 0).all() and (out[:, 10] == 1).all()
     assert (out[:, :9] == 0).all() and (out[:, 11:] == 1).all()
 
@@ -119,7 +119,7 @@ def test_faint_hairline_on_transparency_comes_back() -> None:
     palette = np.array([(20, 20, 20)], dtype=np.float64)
     edge = np.zeros(labels.shape, dtype=bool)
     flat = labels >= 0
-    out = detail.recover_strokes(labels, rgba, palette, edge, flat, 0.0, 8.0)
+    out = detail.recover_strokes(labels, rgba, palette, edge, flat, 0.0, 8.0).labels
     assert (out[3:-3, 6] == 0).all()
 
 

@@ -1,0 +1,260 @@
+"""Inks of their own: a colour between two palette colours that is drawn, not blended.
+
+The greedy palette (`quantise.greedy_palette`) takes a colour only when its pixels are not
+mixtures of colours already chosen, and on flat art a colour without flat interiors (thin
+strokes, small text) is judged by its edge pixels alone. Greys all lie on one line: #555
+text beside a #333 outline on white is, pixel for pixel, a mixture of #333 and white, and
+so is a dark-grey drop shadow's edge beside a black outline; the text's ink was dropped
+and drawn in the outline's grey. Anti-aliasing tints are mixtures too, and must still go.
+
+What tells them apart is where the pixels of one exact colour lie (`find`):
+
+1. Candidates: the distinct colours with at least `INK_PIXELS` pixels (hardly any of them
+   in flat interiors, `INK_FLAT`), off every palette
+   colour and a mixture of two of them (within the greedy palette's `mix` tolerance).
+   O(U K^2) for U distinct colours and K palette colours, U counted only past the floor.
+2. A tint lies on a ramp between its two ends: within `REACH` pixels of each of its
+   pixels the colour goes on past it towards either end (an edge's anti-aliasing is at
+   most two pixels wide). An ink of its own is the far end of its own strokes: towards
+   one end of the mixture (the paper) its strokes fade, but nothing within reach goes
+   past it towards the other. At least `OWN_SHARE` of its pixels must be so.
+3. It covers strokes, not a hairline: at least `INK_RUNS` of its pixels continue along
+   a row and as many along a column (a faint straight hairline is a stroke of its ink,
+   `detail.recover_strokes`), and at least `INK_PIXELS` lie off lines one pixel wide of
+   `LINE` pixels or more (a 1-px outline in a grey of its own, or the darker share of a
+   line drawn between two pixels, is the line rule's: `detail._drawn_lines`).
+Cost: one O(N) pass over the run-length colours to list the candidates' pixels, then
+O(P REACH^2) gathers for their P pixels, all candidates at once (0.3-0.7 ms on a 512-px
+logo with candidates, under load); step 3 only for those that pass step 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from printjob_adapters.engine import graphs
+
+FloatArray = npt.NDArray[np.floating[Any]]
+
+#: Least pixels of one exact colour that can be an ink of its own (a word of 12-px text
+#: in its ink has more than a hundred).
+INK_PIXELS = 24
+#: Most share of a candidate's pixels in flat interiors: strokes and small text have
+#: none, and a colour with interiors the greedy palette has judged already (a shaded
+#: area's smooth ramp has many: they are its noise, not inks).
+INK_FLAT = 0.1
+#: Least pixels of the exact colour beside another along a row, and along a column:
+#: strokes that run both ways, not a hairline (a line of 14-px text in its ink: 8 to a
+#: dozen of each).
+INK_RUNS = 4
+#: Least pixels of an 8-connected group of one exact colour, one pixel wide, that is a
+#: line (`detail.LINE_MIN`: a letter's stem at text sizes is shorter; an outline longer).
+LINE = 24
+#: Pixels around each pixel (Chebyshev radius) within which a tint's ramp reaches past it:
+#: an anti-aliased edge is at most two pixels wide (at one, the fringe of small grey text
+#: beside darker text passed for an ink: the public set's screenshot).
+REACH = 2
+#: Least share of its pixels beyond which nothing lies towards the far end.
+OWN_SHARE = 0.8
+#: How far past the candidate, in coverage of the mixture, a pixel must lie to count as
+#: going on towards an end (the 8-bit rounding of an even stroke is far less).
+PAST = 0.08
+#: Most candidates examined (the commonest first): a bound on the cost.
+MOST = 16
+
+
+class Colours(Protocol):
+    """What `find` reads of `quantise.Colours` (which calls this module, so is not
+    imported here)."""
+
+    @property
+    def keys(self) -> npt.NDArray[np.int32]: ...
+
+    @property
+    def rgb(self) -> npt.NDArray[np.int64]: ...
+
+    @property
+    def count(self) -> npt.NDArray[np.int64]: ...
+
+    @property
+    def flat(self) -> npt.NDArray[np.int64]: ...
+
+    def spread(self, values: npt.NDArray[Any], fill: Any = 0) -> npt.NDArray[Any]: ...
+
+
+def find(
+    rgb: npt.NDArray[np.uint8],
+    colours: Colours,
+    palette: FloatArray,
+    rgb_tol: float,
+    mix_tol: float,
+) -> FloatArray:
+    """The colours (sRGB, (M, 3)) drawn as strokes of their own that `palette` holds only
+    as mixtures of two of its colours; see the module's docstring. `rgb` is the image
+    (H, W, 3 or 4) `colours` was found in; `rgb_tol` and `mix_tol` are
+    `quantise.Tolerances`' `rgb` and `mix`. Cost: O(U K^2 + N) when there are
+    candidates, O(U) otherwise."""
+    none = np.zeros((0, 3))
+    if len(palette) < 2:
+        return none
+    pal = np.asarray(palette, dtype=np.float64)
+    many = np.flatnonzero(
+        (colours.count >= INK_PIXELS) & (colours.flat <= INK_FLAT * colours.count)
+    )
+    if len(many) == 0:
+        return none
+    cand = colours.rgb[many].astype(np.float64)
+    off = cand[:, None, :] - pal[None, :, :]
+    # Off every palette colour by more than a pixel's own tolerance.
+    away = np.sqrt((off * off).sum(axis=2)).min(axis=1) > 2.0 * rgb_tol
+    many, cand = many[away], cand[away]
+    if len(many) == 0:
+        return none
+    first, second = np.triu_indices(len(pal), 1)
+    res = _residual(cand, pal[first], pal[second])
+    best = np.argmin(res, axis=1)
+    mixture = res[np.arange(len(many)), best] < mix_tol
+    many, cand, best = many[mixture], cand[mixture], best[mixture]
+    if len(many) == 0:
+        return none
+    order = np.argsort(-colours.count[many], kind="stable")[:MOST]
+    many, cand, best = many[order], cand[order], best[order]
+    height, width = rgb.shape[:2]
+    rows = rgb.reshape(-1, rgb.shape[-1])
+    wanted = np.full(len(colours.keys), -1, dtype=np.int64)
+    wanted[many] = np.arange(len(many))
+    which = colours.spread(wanted, -1)
+    at = np.flatnonzero(which >= 0)
+    of = which[at]
+    # Step 2 for every candidate's pixels at once: whether nothing within reach goes past
+    # each pixel towards either end of its candidate's mixture.
+    fade_a, fade_b = _fades(rows, at, (height, width), pal[first[best]][of], pal[second[best]][of])
+    found: list[FloatArray] = []
+    for i in np.flatnonzero(
+        np.bincount(of, fade_a | fade_b, minlength=len(many)) >= OWN_SHARE * INK_PIXELS
+    ).tolist():
+        mine = of == i
+        pixels = at[mine]
+        strokes = ~_thin_lines(pixels, width)
+        if np.count_nonzero(strokes) < INK_PIXELS:
+            continue
+        least = OWN_SHARE * np.count_nonzero(strokes)
+        own = max(
+            np.count_nonzero(fade_a[mine] & strokes), np.count_nonzero(fade_b[mine] & strokes)
+        )
+        if own >= least and _both_ways(pixels[strokes], which, i, width) >= INK_RUNS:
+            found.append(cand[i])
+    return np.array(found).reshape(-1, 3)
+
+
+def _residual(
+    colours: npt.NDArray[np.float64], a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """(C, P): how far (sRGB) each colour lies from the mixture of each pair a-b that
+    shares its coverage, infinite where that coverage is under 0.1 or over 0.9 (a colour
+    that close to an end is the end's own noise, not a stroke). O(C P)."""
+    towards = b - a
+    norm = np.maximum((towards * towards).sum(axis=1), 1e-9)
+    rel = colours[:, None, :] - a[None, :, :]
+    t = (rel * towards[None]).sum(axis=2) / norm[None]
+    off = rel - t[..., None] * towards[None]
+    res: npt.NDArray[np.float64] = np.sqrt((off * off).sum(axis=2))
+    res[(t < 0.1) | (t > 0.9)] = np.inf
+    return res
+
+
+def _thin_lines(pixels: npt.NDArray[np.intp], width: int) -> npt.NDArray[np.bool_]:
+    """Which pixels (sorted flat indices) lie in an 8-connected group of at least `LINE`
+    of them that holds no 2x2 block: a line one pixel wide (a checkbox's outline, the
+    darker share of a line drawn between two pixels), not strokes. O(P log P)."""
+    x = pixels % width
+    src: list[npt.NDArray[np.intp]] = []
+    dst: list[npt.NDArray[np.intp]] = []
+    for step, column_ok in (
+        (1, x < width - 1),
+        (width - 1, x > 0),
+        (width, None),
+        (width + 1, x < width - 1),
+    ):
+        there = np.searchsorted(pixels, pixels + step)
+        there = np.minimum(there, len(pixels) - 1)
+        joined = pixels[there] == pixels + step
+        if column_ok is not None:
+            joined &= column_ok
+        src.append(np.flatnonzero(joined))
+        dst.append(there[joined])
+    _, group = graphs.connected_components(len(pixels), np.concatenate(src), np.concatenate(dst))
+    size = np.bincount(group)
+    block = np.isin(pixels + 1, pixels) & np.isin(pixels + width, pixels)
+    block &= np.isin(pixels + width + 1, pixels) & (x < width - 1)
+    has_block = np.zeros(len(size), dtype=bool)
+    has_block[group[block]] = True
+    thin: npt.NDArray[np.bool_] = (size[group] >= LINE) & ~has_block[group]
+    return thin
+
+
+def _both_ways(
+    pixels: npt.NDArray[np.intp], which: npt.NDArray[np.int64], candidate: int, width: int
+) -> int:
+    """The fewer of `pixels` (flat indices) with a pixel of the same `candidate` (`which`,
+    per pixel) beside them along their row and along their column: strokes run both ways
+    (a hairline one way only). O(P)."""
+    last = len(which) - 1
+    along_row = (which.take(np.minimum(pixels + 1, last)) == candidate) & (
+        (pixels % width) < width - 1
+    )
+    along_column = which.take(np.minimum(pixels + width, last)) == candidate
+    along_column &= pixels + width <= last
+    return int(min(np.count_nonzero(along_row), np.count_nonzero(along_column)))
+
+
+def _fades(
+    rows: npt.NDArray[np.uint8],
+    pixels: npt.NDArray[np.intp],
+    shape: tuple[int, int],
+    a: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """For each pixel, with its own mixture a-b (rows of `a` and `b`): whether no pixel
+    within `REACH` lies past it towards a by `PAST` of coverage (its strokes fade towards
+    b, the paper), and whether none lies past it towards b. Pixels within `REACH` of the
+    image's border are neither. O(P REACH^2)."""
+    height, width = shape
+    towards = b - a
+    scale = towards / np.maximum((towards * towards).sum(axis=1), 1e-9)[:, None]
+    base = np.einsum("ij,ij->i", a, scale)
+
+    def coverage(where: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        seen = rows.take(where, axis=0)[:, :3].astype(np.float64)
+        found: npt.NDArray[np.float64] = np.einsum("ij,ij->i", seen, scale) - base
+        return found
+
+    y, x = np.divmod(pixels, width)
+    inner = (y >= REACH) & (y < height - REACH) & (x >= REACH) & (x < width - REACH)
+    at = np.where(inner, pixels, REACH * width + REACH)  # border pixels read a safe one
+    own = coverage(at)
+    most = np.full(len(pixels), -np.inf)
+    least = np.full(len(pixels), np.inf)
+    for dy in range(-REACH, REACH + 1):
+        for dx in range(-REACH, REACH + 1):
+            if dy or dx:
+                seen = coverage(at + (dy * width + dx))
+                np.maximum(most, seen, out=most)
+                np.minimum(least, seen, out=least)
+    return inner & (least >= own - PAST), inner & (most <= own + PAST)
+
+
+def marks(
+    palette: npt.NDArray[np.floating[Any]], found: list[npt.NDArray[np.floating[Any]]]
+) -> npt.NDArray[np.bool_] | None:
+    """Which colours of `palette` are inks `find` added (`found`, as `find_palette` told
+    them; an explicit colour count may have merged some away), or None when it found
+    none. O(K M)."""
+    if not found:
+        return None
+    inks = np.vstack(found)
+    same: npt.NDArray[np.bool_] = (palette[:, None, :] == inks[None, :, :]).all(axis=2).any(axis=1)
+    return same
