@@ -73,6 +73,8 @@ CHORD_SHARE = 0.0625
 #: Faces smaller than this (pixels) are below the smallest dot the engine keeps (2 x 2):
 #: anti-aliasing fragments at a junction, whose tiny edges are chords whatever they move.
 DOT_AREA = 4
+#: Farthest (pixels) a junction moves when a fragment collapses (`_collapse_fragments`).
+COLLAPSE_REACH = 1.0
 #: Newton reparametrisation (each step followed by a new least-squares fit) is tried
 #: while the error is within this many tolerances, for at most `NEWTON_STEPS` steps on
 #: attempts spanning at least `NEWTON_LONG` points and `NEWTON_SHORT_STEPS` on shorter
@@ -277,6 +279,10 @@ class EdgeFaces:
     right: np.ndarray
     #: Pixels per face id; 0 (the outside ring) counts as unbounded.
     area: np.ndarray
+    #: Each open edge's two junction ids (-1 for a closed edge), when fragments may
+    #: collapse to a point (`_collapse_fragments`).
+    j0: np.ndarray | None = None
+    j1: np.ndarray | None = None
 
 
 @attrs.frozen(eq=False)
@@ -338,6 +344,11 @@ def fit_all(
             progress(0.0)
 
     tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges, faces)
+    if faces is not None:
+        collapsed = _collapse_fragments(edges, faces, tiny, np.diff(tiny_off))
+        if collapsed is not None:
+            edges = collapsed
+            tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges, faces)
     tick()
     big = np.nonzero(~tiny)[0]
     first, runs, run_edge = split_edges(edges.take(big), tick)
@@ -522,6 +533,71 @@ def _stub_chords(
     allows = (area == 0) | (area < DOT_AREA) | (load <= CHORD_SHARE * area)
     chord[cand] = allows[left] & allows[right]
     return chord
+
+
+def _collapse_fragments(
+    edges: EdgeData, faces: EdgeFaces, tiny: np.ndarray, tiny_lines: np.ndarray
+) -> EdgeData | None:
+    """`edges` with the junctions around every collapsed fragment moved to one point,
+    or None when there is none. A face smaller than a dot the engine keeps
+    (`DOT_AREA`) all of whose outline edges are tiny open edges drawn as one line each
+    (chords, `_stub_chords`, or single cracks) has lost its area or nearly: it is a
+    pixel of anti-aliasing wedged into a junction. Its junctions (and any joined to
+    them by another such face) go to their mean, so its edges shrink to nothing and
+    every edge ending there ends at that point: every layer drawing them draws the
+    same geometry (no seam), with the fragment's short lines gone (`stacking` drops
+    segments of no length). The points move by about a pixel at most. O(edges)."""
+    if faces.j0 is None or faces.j1 is None:
+        return None
+    count = len(faces.area)
+    lines = np.zeros(len(tiny), dtype=np.int64)
+    lines[tiny] = tiny_lines
+    single = tiny & ~edges.closed & (lines == 1)
+    bounding = np.bincount(faces.left, minlength=count) + np.bincount(faces.right, minlength=count)
+    simple = np.bincount(faces.left, weights=single, minlength=count) + np.bincount(
+        faces.right, weights=single, minlength=count
+    )
+    small = (faces.area > 0) & (faces.area < DOT_AREA) & (bounding > 0) & (simple == bounding)
+    merge = np.nonzero(single & (small[faces.left] | small[faces.right]))[0]
+    if len(merge) == 0:
+        return None
+    a, b = faces.j0[merge], faces.j1[merge]
+    # Junction groups by label propagation along the merged edges (a group spans a
+    # few junctions, so a few rounds).
+    junction_count = int(max(faces.j0.max(initial=-1), faces.j1.max(initial=-1))) + 1
+    group = np.arange(junction_count)
+    while True:
+        low = np.minimum(group[a], group[b])
+        if np.array_equal(group[a], low) and np.array_equal(group[b], low):
+            break
+        np.minimum.at(group, a, low)
+        np.minimum.at(group, b, low)
+        group = group[group]
+    # Each junction's point, read from the edges that end there.
+    point = np.zeros((junction_count, 2))
+    open_ = np.nonzero(~edges.closed)[0]
+    point[faces.j0[open_]] = edges.start[open_]
+    point[faces.j1[open_]] = edges.end[open_]
+    members = np.unique(np.concatenate([a, b]))
+    sums = np.zeros((junction_count, 2))
+    np.add.at(sums, group[members], point[members])
+    sizes = np.bincount(group[members], minlength=junction_count)
+    centre = sums[group[members]] / sizes[group[members]][:, None]
+    # A group spread wider than `COLLAPSE_REACH` (a chain of stray pixels along a
+    # photo's edge) stays as it is: moving its junctions that far would bend the
+    # edges beside them out of shape.
+    shift = np.hypot(*(centre - point[members]).T)
+    spread = np.zeros(junction_count)
+    np.maximum.at(spread, group[members], shift)
+    near = spread[group[members]] <= COLLAPSE_REACH
+    if not near.any():
+        return None
+    moved = point.copy()
+    moved[members[near]] = centre[near]
+    start, end = edges.start.copy(), edges.end.copy()
+    start[open_] = moved[faces.j0[open_]]
+    end[open_] = moved[faces.j1[open_]]
+    return attrs.evolve(edges, start=start, end=end)
 
 
 def split_edges(

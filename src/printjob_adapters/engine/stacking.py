@@ -406,16 +406,14 @@ def _contour_outline(
     turned = _end_on_a_line(src, dst, line, of, count)
     if turned is not None:
         src, c1, c2, dst, line = src[turned], c1[turned], c2[turned], dst[turned], line[turned]
+    # Lines of no length (the edges of a fragment collapsed to a point, see
+    # `curves._collapse_fragments`) draw nothing; then no spike may be left.
+    empty = line & (src == dst).all(axis=1)
+    if empty.any():
+        src, c1, c2, dst, line, of = _rows(np.nonzero(~empty)[0], src, c1, c2, dst, line, of)
     solid = _without_spikes(dst, line, of, count)
     if solid is not None:
-        src, c1, c2, dst, line, of = (
-            src[solid],
-            c1[solid],
-            c2[solid],
-            dst[solid],
-            line[solid],
-            of[solid],
-        )
+        src, c1, c2, dst, line, of = _rows(solid, src, c1, c2, dst, line, of)
     keep = _merge_straight(src, dst, line, of)
     # The last segment of a contour of two or more, if straight, is the closePath.
     body = np.bincount(of[keep], minlength=count)
@@ -486,6 +484,11 @@ def _end_on_a_line(
     order = np.empty(n, dtype=np.int64)
     order[place] = at
     return order
+
+
+def _rows(rows: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """These rows of every array."""
+    return tuple(a[rows] for a in arrays)
 
 
 def _without_spikes(

@@ -163,7 +163,13 @@ def fit_edges(
     faces = None
     if colors4 is not None:
         left, right = graph.edge_left[edges], graph.edge_right[edges]
-        faces = EdgeFaces(left=left, right=right, area=graph.face_area)
+        faces = EdgeFaces(
+            left=left,
+            right=right,
+            area=graph.face_area,
+            j0=graph.edge_j0[edges],
+            j1=graph.edge_j1[edges],
+        )
     return fit_all(edges, data, tolerance, lambda f: checkpoint(0.5 + 0.45 * f), faces)
 
 

@@ -182,12 +182,26 @@ def test_a_stray_pixel_at_a_junction_leaves_no_zero_area_spike() -> None:
 
 
 def test_spikes_are_found_where_the_stacking_would_leave_them(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # The check above can fail: without the stacking's clean-up the spike is there.
+    # The check above can fail: with the pixel's junctions left apart and without the
+    # stacking's clean-up, the yellow layer walks the chord out and back.
     from printjob_adapters.engine import stacking
 
-    monkeypatch.setattr(stacking, "_without_spikes", lambda *args: None)
+    monkeypatch.setattr(curves, "_collapse_fragments", lambda *args: None)
     rgba, seg = _stray_pixel()
+    assert _spikes(vectorise(rgba, seg, silent())) == 0
+    monkeypatch.setattr(stacking, "_without_spikes", lambda *args: None)
     assert _spikes(vectorise(rgba, seg, silent())) > 0
+
+
+def test_a_stray_pixel_collapses_to_a_point(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Its junctions meet at one point, so its chords and the staircase's single cracks
+    # beside it shrink to nothing: fewer segments, and no yellow drawn.
+    rgba, seg = _stray_pixel()
+    art = vectorise(rgba, seg, silent())
+    monkeypatch.setattr(curves, "_collapse_fragments", lambda *args: None)
+    apart = vectorise(rgba, seg, silent())
+    assert art.segment_count() < apart.segment_count()
+    assert YELLOW not in [layer.color for layer in art.layers if layer.commands]
 
 
 def _svg(art: VectorArt) -> str:
