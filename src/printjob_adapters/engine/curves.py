@@ -66,6 +66,15 @@ CORNER_SIDE = 6
 TINY_LOOP = 12
 #: Open edges this short (cracks) take every crack turn as a corner.
 TINY_OPEN = 4
+#: Share of a face's area that the chords of its tiny open edges may move between it and
+#: its neighbours (`_stub_chords`): a junction stub beside big faces becomes one line,
+#: while a dot or a line's end split by junctions keeps its crack polygon.
+CHORD_SHARE = 0.0625
+#: Faces smaller than this (pixels) are below the smallest dot the engine keeps (2 x 2):
+#: anti-aliasing fragments at a junction, whose tiny edges are chords whatever they move.
+DOT_AREA = 4
+#: Farthest (pixels) a junction moves when a fragment collapses (`_collapse_fragments`).
+COLLAPSE_REACH = 1.0
 #: Newton reparametrisation (each step followed by a new least-squares fit) is tried
 #: while the error is within this many tolerances, for at most `NEWTON_STEPS` steps on
 #: attempts spanning at least `NEWTON_LONG` points and `NEWTON_SHORT_STEPS` on shorter
@@ -262,6 +271,21 @@ class EdgeData:
 
 
 @attrs.frozen(eq=False)
+class EdgeFaces:
+    """The two faces either side of every edge of an `EdgeData` and every face's area:
+    what a tiny edge's chord may cost the faces it bounds (`_stub_chords`)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    #: Pixels per face id; 0 (the outside ring) counts as unbounded.
+    area: np.ndarray
+    #: Each open edge's two junction ids (-1 for a closed edge), when fragments may
+    #: collapse to a point (`_collapse_fragments`).
+    j0: np.ndarray | None = None
+    j1: np.ndarray | None = None
+
+
+@attrs.frozen(eq=False)
 class Runs:
     """Smoothed data points between fixed points, many runs end to end: run r owns rows
     `offsets[r]:offsets[r + 1]` of `data` (its first and last rows are the fixed
@@ -305,9 +329,11 @@ def fit_all(
     edges: EdgeData,
     tolerance: float,
     progress: Callable[[float], None] | None = None,
+    faces: EdgeFaces | None = None,
 ) -> FittedEdges:
     """Steps 1-4 for every edge of `edges` (graph edge ids `ids`): tiny edges as their
-    crack polygons, the others split into runs and all runs fitted together.
+    crack polygons (or, given the `faces` either side, junction stubs as one chord: see
+    `_stub_chords`), the others split into runs and all runs fitted together.
     Coordinates are rounded once here, so every outline replaying an edge writes the
     same numbers. O(points) plus the fitting search (`fit_runs`)."""
     count = len(ids)
@@ -317,7 +343,12 @@ def fit_all(
         if progress is not None:
             progress(0.0)
 
-    tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges)
+    tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges, faces)
+    if faces is not None:
+        collapsed = _collapse_fragments(edges, faces, tiny, np.diff(tiny_off))
+        if collapsed is not None:
+            edges = collapsed
+            tiny, tiny_start, tiny_ends, tiny_off = _tiny_edges(edges, faces)
     tick()
     big = np.nonzero(~tiny)[0]
     first, runs, run_edge = split_edges(edges.take(big), tick)
@@ -409,14 +440,18 @@ def _one_edge(
     )
 
 
-def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _tiny_edges(
+    edges: EdgeData, faces: EdgeFaces | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Steps 1-3 at once for tiny edges (`TINY_LOOP` / `TINY_OPEN` cracks or fewer): the
     crack polygon, every turn a corner where the axis-parallel lines through the two
     neighbouring data points cross. A closed polygon starts at its first corner and
     comes back to it; an open one runs from its start junction through its corners to
-    its end junction. Returns which edges are tiny (a closed edge with fewer than three
-    turns is not), and per tiny edge its start point and its line ends (offsets per
-    tiny edge). O(points of tiny edges); most edges of busy images are tiny."""
+    its end junction, or straight from one junction to the other where `faces` is given
+    and `_stub_chords` finds the chord harmless. Returns which edges are tiny (a closed
+    edge with fewer than three turns is not), and per tiny edge its start point and its
+    line ends (offsets per tiny edge). O(points of tiny edges); most edges of busy
+    images are tiny."""
     m = edges.lengths
     tiny = m <= np.where(edges.closed, TINY_LOOP, TINY_OPEN)
     sel = np.nonzero(tiny)[0]
@@ -437,6 +472,9 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     tiny[sel[~keep]] = False
     first_corner = np.searchsorted(owner[turn], np.arange(len(sel)))
     sel, closed, turns, first_corner = sel[keep], closed[keep], turns[keep], first_corner[keep]
+    if faces is not None:
+        chord = _stub_chords(edges, sel, closed, turns, first_corner, corner, faces)
+        turns = np.where(chord, 0, turns)
     # One table of candidate points: the corners, then each kept edge's end junction.
     table = np.concatenate([corner, edges.end.take(sel, axis=0)])
     start = np.where(
@@ -449,6 +487,117 @@ def _tiny_edges(edges: EdgeData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     idx = first_corner[eo] + np.where(loop, (ej + 1) % np.maximum(turns[eo], 1), ej)
     idx = np.where(~loop & (ej == turns[eo]), len(corner) + eo, idx)
     return tiny, start, table.take(idx, axis=0), offsets
+
+
+def _stub_chords(
+    edges: EdgeData,
+    sel: np.ndarray,
+    closed: np.ndarray,
+    turns: np.ndarray,
+    first_corner: np.ndarray,
+    corner: np.ndarray,
+    faces: EdgeFaces,
+) -> np.ndarray:
+    """Which tiny edges `sel` (their `turns` crack corners from `first_corner` in
+    `corner`) are drawn as one chord between their junctions instead of their crack
+    polygon: the open ones with a turn whose chord is harmless to both faces it bounds.
+    A chord moves the area between it and the polygon from one face to the other; a
+    face allows it when it is smaller than a dot the engine keeps (`DOT_AREA`: an
+    anti-aliased pixel or two wedged into a junction, the usual owner of such stubs) or
+    when the areas all its candidate chords move add up to at most `CHORD_SHARE` of it
+    (the outside ring is unbounded). So a junction stub between big faces, or around a
+    stray pixel, becomes one line, while a 2 px dot, a one-pixel line's end or a serif
+    split by junctions keeps its shape. O(corners of tiny edges)."""
+    cand = np.nonzero(~closed & (turns > 0))[0]
+    chord = np.zeros(len(sel), dtype=bool)
+    if len(cand) == 0:
+        return chord
+    edge = sel[cand]
+    # Each candidate's polygon: start junction, its corners, end junction; the shoelace
+    # sum closes it with the chord back to the start.
+    k = turns[cand]
+    offsets, owner, place = groups(k + 2)
+    at_corner = np.clip(first_corner[cand][owner] + place - 1, 0, max(len(corner) - 1, 0))
+    pts = corner.take(at_corner, axis=0) if len(corner) else np.zeros((len(owner), 2))
+    pts = np.where((place == 0)[:, None], edges.start.take(edge[owner], axis=0), pts)
+    pts = np.where((place == k[owner] + 1)[:, None], edges.end.take(edge[owner], axis=0), pts)
+    following = np.where(place == k[owner] + 1, offsets[:-1][owner], np.arange(len(owner)) + 1)
+    nxt = pts.take(following, axis=0)
+    cross = pts[:, 0] * nxt[:, 1] - pts[:, 1] * nxt[:, 0]
+    moved = np.abs(np.add.reduceat(cross, offsets[:-1])) / 2.0
+    left, right = faces.left[edge], faces.right[edge]
+    count = len(faces.area)
+    load = np.bincount(left, weights=moved, minlength=count)
+    load += np.bincount(right, weights=moved, minlength=count)
+    area = faces.area
+    allows = (area == 0) | (area < DOT_AREA) | (load <= CHORD_SHARE * area)
+    chord[cand] = allows[left] & allows[right]
+    return chord
+
+
+def _collapse_fragments(
+    edges: EdgeData, faces: EdgeFaces, tiny: np.ndarray, tiny_lines: np.ndarray
+) -> EdgeData | None:
+    """`edges` with the junctions around every collapsed fragment moved to one point,
+    or None when there is none. A face smaller than a dot the engine keeps
+    (`DOT_AREA`) all of whose outline edges are tiny open edges drawn as one line each
+    (chords, `_stub_chords`, or single cracks) has lost its area or nearly: it is a
+    pixel of anti-aliasing wedged into a junction. Its junctions (and any joined to
+    them by another such face) go to their mean, so its edges shrink to nothing and
+    every edge ending there ends at that point: every layer drawing them draws the
+    same geometry (no seam), with the fragment's short lines gone (`stacking` drops
+    segments of no length). The points move by about a pixel at most. O(edges)."""
+    if faces.j0 is None or faces.j1 is None:
+        return None
+    count = len(faces.area)
+    lines = np.zeros(len(tiny), dtype=np.int64)
+    lines[tiny] = tiny_lines
+    single = tiny & ~edges.closed & (lines == 1)
+    bounding = np.bincount(faces.left, minlength=count) + np.bincount(faces.right, minlength=count)
+    simple = np.bincount(faces.left, weights=single, minlength=count) + np.bincount(
+        faces.right, weights=single, minlength=count
+    )
+    small = (faces.area > 0) & (faces.area < DOT_AREA) & (bounding > 0) & (simple == bounding)
+    merge = np.nonzero(single & (small[faces.left] | small[faces.right]))[0]
+    if len(merge) == 0:
+        return None
+    a, b = faces.j0[merge], faces.j1[merge]
+    # Junction groups by label propagation along the merged edges (a group spans a
+    # few junctions, so a few rounds).
+    junction_count = int(max(faces.j0.max(initial=-1), faces.j1.max(initial=-1))) + 1
+    group = np.arange(junction_count)
+    while True:
+        low = np.minimum(group[a], group[b])
+        if np.array_equal(group[a], low) and np.array_equal(group[b], low):
+            break
+        np.minimum.at(group, a, low)
+        np.minimum.at(group, b, low)
+        group = group[group]
+    # Each junction's point, read from the edges that end there.
+    point = np.zeros((junction_count, 2))
+    open_ = np.nonzero(~edges.closed)[0]
+    point[faces.j0[open_]] = edges.start[open_]
+    point[faces.j1[open_]] = edges.end[open_]
+    members = np.unique(np.concatenate([a, b]))
+    sums = np.zeros((junction_count, 2))
+    np.add.at(sums, group[members], point[members])
+    sizes = np.bincount(group[members], minlength=junction_count)
+    centre = sums[group[members]] / sizes[group[members]][:, None]
+    # A group spread wider than `COLLAPSE_REACH` (a chain of stray pixels along a
+    # photo's edge) stays as it is: moving its junctions that far would bend the
+    # edges beside them out of shape.
+    shift = np.hypot(*(centre - point[members]).T)
+    spread = np.zeros(junction_count)
+    np.maximum.at(spread, group[members], shift)
+    near = spread[group[members]] <= COLLAPSE_REACH
+    if not near.any():
+        return None
+    moved = point.copy()
+    moved[members[near]] = centre[near]
+    start, end = edges.start.copy(), edges.end.copy()
+    start[open_] = moved[faces.j0[open_]]
+    end[open_] = moved[faces.j1[open_]]
+    return attrs.evolve(edges, start=start, end=end)
 
 
 def split_edges(

@@ -406,6 +406,14 @@ def _contour_outline(
     turned = _end_on_a_line(src, dst, line, of, count)
     if turned is not None:
         src, c1, c2, dst, line = src[turned], c1[turned], c2[turned], dst[turned], line[turned]
+    # Lines of no length (the edges of a fragment collapsed to a point, see
+    # `curves._collapse_fragments`) draw nothing; then no spike may be left.
+    empty = line & (src == dst).all(axis=1)
+    if empty.any():
+        src, c1, c2, dst, line, of = _rows(np.nonzero(~empty)[0], src, c1, c2, dst, line, of)
+    solid = _without_spikes(dst, line, of, count)
+    if solid is not None:
+        src, c1, c2, dst, line, of = _rows(solid, src, c1, c2, dst, line, of)
     keep = _merge_straight(src, dst, line, of)
     # The last segment of a contour of two or more, if straight, is the closePath.
     body = np.bincount(of[keep], minlength=count)
@@ -416,12 +424,14 @@ def _contour_outline(
         is_last[kept[ends]] = True
     keep &= ~(is_last & line & (body[of] > 1))
     body = np.bincount(of[keep], minlength=count)
-    # Lay out each contour: moveTo, its kept segments, closePath.
+    # Lay out each contour: moveTo, its kept segments, closePath (none for a contour
+    # that was all spikes).
     op_start = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(body + 2, out=op_start[1:])
+    np.cumsum(np.where(body > 0, body + 2, 0), out=op_start[1:])
+    drawn = body > 0
     ops = np.empty(int(op_start[-1]), dtype=np.int8)
-    ops[op_start[:-1]] = MOVE
-    ops[op_start[1:] - 1] = CLOSE
+    ops[op_start[:-1][drawn]] = MOVE
+    ops[op_start[1:][drawn] - 1] = CLOSE
     kept = np.nonzero(keep)[0]
     _, _, rank = groups(body)
     slot = op_start[of[kept]] + 1 + rank
@@ -429,9 +439,9 @@ def _contour_outline(
     point_start = np.zeros(len(ops) + 1, dtype=np.int64)
     np.cumsum(OP_POINTS[ops], out=point_start[1:])
     points = np.empty((int(point_start[-1]), 2))
-    # A contour starts where its first segment does.
-    head = np.searchsorted(of, np.arange(count))
-    points[point_start[op_start[:-1]]] = src[head]
+    # A contour starts where its first segment does (kept, or merged into the next).
+    head = np.searchsorted(of, np.nonzero(drawn)[0])
+    points[point_start[op_start[:-1][drawn]]] = src[head]
     at = point_start[slot]
     curve = ~line[kept]
     points[at[curve]] = c1[kept[curve]]
@@ -474,6 +484,43 @@ def _end_on_a_line(
     order = np.empty(n, dtype=np.int64)
     order[place] = at
     return order
+
+
+def _rows(rows: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """These rows of every array."""
+    return tuple(a[rows] for a in arrays)
+
+
+def _without_spikes(
+    dst: np.ndarray, line: np.ndarray, contour: np.ndarray, count: int
+) -> np.ndarray | None:
+    """The segments that stay when every straight segment followed (cyclically, in its
+    contour) by the same segment walked back is dropped with it: a zero-area spike. One
+    comes from a face of a pixel or two whose tiny edges are all chords between the
+    same two junctions (`curves._stub_chords`): the face is gone, yet a layer that
+    fills it and neither neighbour, or both neighbours and not it, still walks both
+    chords. A pair is found only where the two are next to each other, so a spike
+    hidden behind another is left in (none on the corpus). None when there is no
+    spike. O(segments)."""
+    n = len(line)
+    if n < 2:
+        return None
+    start = np.searchsorted(contour, np.arange(count))
+    stop = np.append(start[1:], n)
+    following = np.arange(1, n + 1)
+    used = stop > start
+    following[stop[used] - 1] = start[used]
+    # Chained segments: the next one starts where this one ends, so it walks this one
+    # back when it ends where this one starts (the previous segment's end).
+    previous = np.empty(n, dtype=np.int64)
+    previous[following] = np.arange(n)
+    back = line & line[following] & (following != np.arange(n))
+    back &= (dst[following] == dst[previous]).all(axis=1)
+    if not back.any():
+        return None
+    spike = back.copy()
+    spike[following[back]] = True
+    return np.nonzero(~spike)[0]
 
 
 def _merge_straight(

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, build_boundary_graph
 from printjob_adapters.engine.bounds import check_borders, check_segments
-from printjob_adapters.engine.curves import EdgeData, FittedEdges, fit_all, groups
+from printjob_adapters.engine.curves import EdgeData, EdgeFaces, FittedEdges, fit_all, groups
 from printjob_adapters.engine.detail import drawn_opaque
 from printjob_adapters.engine.hidden_copies import restack
 from printjob_adapters.engine.progress import Checkpoint
@@ -93,7 +93,7 @@ def vectorise(
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
-    fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack)
+    fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack, colors4)
     stacking = restack(graph, stacking, fitted)
     order = stacking.order.tolist()
     outlines = []
@@ -152,13 +152,25 @@ def fit_edges(
     edges: np.ndarray,
     checkpoint: Checkpoint,
     slack: np.ndarray | None = None,
+    colors4: np.ndarray | None = None,
     tolerance: float = TOLERANCE,
 ) -> FittedEdges:
     """Step 3 for every edge that some outline uses, each exactly once and all together
     (`curves.fit_all`). O(their cracks) plus the fitting."""
     data = edge_data(graph, points, junctions, edges, slack)
     checkpoint(0.25)
-    return fit_all(np.asarray(edges), data, tolerance, lambda f: checkpoint(0.5 + 0.45 * f))
+    edges = np.asarray(edges)
+    faces = None
+    if colors4 is not None:
+        left, right = graph.edge_left[edges], graph.edge_right[edges]
+        faces = EdgeFaces(
+            left=left,
+            right=right,
+            area=graph.face_area,
+            j0=graph.edge_j0[edges],
+            j1=graph.edge_j1[edges],
+        )
+    return fit_all(edges, data, tolerance, lambda f: checkpoint(0.5 + 0.45 * f), faces)
 
 
 def edge_data(
