@@ -16,7 +16,9 @@ one concatenated array given by offsets. Fitting runs in four parts:
    say it is, not on the pixel grid. Corners and junctions cut the edge into runs
    (`split_edges`).
 3. Smoothing (`_smooth`): a light binomial filter over each run's inner points takes
-   the stair steps out of hard-edged (not anti-aliased) boundaries.
+   the short stair steps out of hard-edged (not anti-aliased) boundaries; the long
+   stretches of hard edges (`EdgeData.stairs`) are smoothed within their pixels' half
+   pixel instead (`staircase`), closed ones before their split points are chosen.
 4. Curves (`fit_runs`): each run greedily covered by as few pieces as fit within the
    tolerance, each piece a straight line when one fits, else the least-squares cubic
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
