@@ -16,7 +16,9 @@ one concatenated array given by offsets. Fitting runs in four parts:
    say it is, not on the pixel grid. Corners and junctions cut the edge into runs
    (`split_edges`).
 3. Smoothing (`_smooth`): a light binomial filter over each run's inner points takes
-   the stair steps out of hard-edged (not anti-aliased) boundaries.
+   the short stair steps out of hard-edged (not anti-aliased) boundaries; the long
+   stretches of hard edges (`EdgeData.stairs`) are smoothed within their pixels' half
+   pixel instead (`staircase`), closed ones before their split points are chosen.
 4. Curves (`fit_runs`): each run greedily covered by as few pieces as fit within the
    tolerance, each piece a straight line when one fits, else the least-squares cubic
    for fixed end points and tangents refined by Newton reparametrisation. Tangents are
@@ -39,6 +41,8 @@ from collections.abc import Callable, Iterator, Mapping
 import attrs
 import numpy as np
 import numpy.typing as npt
+
+from printjob_adapters.engine.staircase import smooth_stairs
 
 try:  # NumPy's own `einsum` kernel, without its Python-level dispatch (half a
     # microsecond of a call that takes one to three; the fitting makes hundreds).
@@ -235,7 +239,10 @@ class EdgeData:
     `offsets[k]:offsets[k + 1]` of `points` (n, 2), `dirs` (their crack directions) and
     `corners` (the crack corner before each point: the fallback corner position).
     `start` and `end` (k, 2) are the junction points of open edges (unused for closed
-    ones); `slack` scales each edge's fitting tolerance."""
+    ones); `slack` scales each edge's fitting tolerance; `stairs` is how far (pixels)
+    each edge's points may move along their crack's normal when its staircase is
+    smoothed (`staircase`: hard-edged edges only; 0, or None for all, where the points
+    are placed from anti-aliasing)."""
 
     points: np.ndarray
     dirs: np.ndarray
@@ -245,6 +252,7 @@ class EdgeData:
     start: np.ndarray
     end: np.ndarray
     slack: np.ndarray
+    stairs: np.ndarray | None = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -267,6 +275,7 @@ class EdgeData:
             start=self.start.take(idx, axis=0),
             end=self.end.take(idx, axis=0),
             slack=self.slack[idx],
+            stairs=None if self.stairs is None else self.stairs[idx],
         )
 
 
@@ -616,10 +625,11 @@ def split_edges(
     _, edge_of, place_in = groups(m)
     edges, gap_rows = _roll_loops(edges, gap_rows, edge_of, place_in)
     corner_edge, gap = edge_of[gap_rows], place_in[gap_rows]
+    count = np.bincount(corner_edge, minlength=len(m))
+    edges = _smooth_loops(edges, count, edge_of)
     # Every edge's breaks, in order along it: its corners, its junctions (open edges),
     # and for a closed edge without corners two split points across from each other.
     breaks = [_corner_breaks(edges, corner_edge, gap)]
-    count = np.bincount(corner_edge, minlength=len(m))
     open_ = np.nonzero(~edges.closed)[0]
     no_tangent = np.full((len(open_), 2), np.nan)
     breaks.append(
@@ -658,7 +668,19 @@ def split_edges(
         edges.points.take(src, axis=0, out=data, mode="clip")
     data[offsets[:-1]] = table.point.take(a, axis=0)
     data[offsets[1:] - 1] = table.point.take(b, axis=0)
-    _smooth(data, inner & (n[owner] >= 4))
+    smoothed = inner & (n[owner] >= 4)
+    if edges.stairs is not None and edges.stairs.any():
+        tube = edges.stairs[run_edge][owner]
+        stairs = smooth_stairs(
+            data,
+            edges.dirs.take(src, mode="clip"),
+            offsets[:-1][owner],
+            offsets[1:][owner] - 1,
+            smoothed & (tube > 0),
+            tube,
+        )
+        smoothed &= ~stairs
+    _smooth(data, smoothed)
     # Where a break has no tangent (a junction), the run's own chord gives it.
     reach = np.minimum(END_TANGENT_REACH, n - 1)
     head, tail = offsets[:-1], offsets[1:] - 1
@@ -703,6 +725,31 @@ class _Breaks:
             np.concatenate([p.tan_in for p in parts]).reshape(-1, 2),
             np.concatenate([p.tan_out for p in parts]).reshape(-1, 2),
         )
+
+
+def _smooth_loops(edges: EdgeData, corners: np.ndarray, owner: np.ndarray) -> EdgeData:
+    """Hard-edged closed edges without corners (a circle's, a ring's) with their
+    staircases smoothed all the way round (`staircase.smooth_stairs`), before their
+    split points are chosen: a split point is fixed, and one left on the stairs would
+    stay a notch in the smoothed outline. Their `stairs` become 0, so their runs are
+    not smoothed again. O(their points)."""
+    if edges.stairs is None:
+        return edges
+    loops = edges.closed & (corners == 0) & (edges.stairs > 0)
+    if not loops.any():
+        return edges
+    points = edges.points.copy()
+    lo = edges.offsets[:-1][owner]
+    smooth_stairs(
+        points,
+        edges.dirs,
+        lo,
+        edges.offsets[1:][owner] - 1,
+        loops[owner],
+        edges.stairs[owner],
+        cyclic=np.ones(len(points), dtype=bool),
+    )
+    return attrs.evolve(edges, points=points, stairs=np.where(loops, 0.0, edges.stairs))
 
 
 def _drop_behind(edges: EdgeData) -> EdgeData:

@@ -54,6 +54,14 @@ BORDER_SLIDE = 0.95
 #: Weight of the image border line and of the pull to the crack corner.
 BORDER_WEIGHT = 1000.0
 PULL = 0.05
+#: Largest shift (pixels, besides the lean) of a crack whose two pixels are both wholly
+#: their faces' colours: an edge all of whose cracks are such is hard-edged (aliased).
+HARD_SHIFT = 0.02
+#: How far the data points of a hard edge may move along their normals when its
+#: staircase is smoothed (`staircase`): just under the half pixel to the pixel centres,
+#: and along a stroke one pixel thick no more than the stroke may narrow on each side.
+STAIR_REACH = 0.45
+THIN_STAIR_REACH = THIN_SHIFT
 #: Colour distance (0..255 RGBA units) below which two neighbours are too alike for
 #: their mixing ratio to be trusted; the shift fades out towards zero contrast.
 FULL_CONTRAST = 48.0
@@ -297,6 +305,26 @@ def thin_slack(graph: BoundaryGraph, sides: CrackSides | None = None) -> np.ndar
     count = np.add.reduceat(thin.view(np.int8), graph.edge_start[:-1], dtype=np.int64)
     share = count / np.maximum(np.diff(graph.edge_start), 1)
     out: np.ndarray = np.where(share > 0.5, THIN_SLACK, 1.0)
+    return out
+
+
+def stair_reach(
+    graph: BoundaryGraph, shift: np.ndarray, colors: np.ndarray, thin: np.ndarray
+) -> np.ndarray:
+    """Per edge, how far its data points may move when its staircase is smoothed: 0 for
+    an edge placed from anti-aliasing (some crack shifted), `STAIR_REACH` for a hard
+    edge between clearly different colours (no crack shifted: its pixels hold no mix of
+    the two, so the true outline is anywhere within half a pixel of its cracks), and
+    `THIN_STAIR_REACH` for a hard edge along a one-pixel stroke (`thin`: `thin_slack`).
+    Edges on the image border stay as they are. O(cracks) from `crack_shifts`'s shifts."""
+    if graph.edge_count == 0:
+        return np.zeros(0)
+    pair = _edge_pairs(graph, colors)
+    counts = np.diff(graph.edge_start)
+    mixed = np.abs(shift - np.repeat(pair.lean, counts)) > HARD_SHIFT
+    count = np.add.reduceat(mixed.view(np.int8), graph.edge_start[:-1], dtype=np.int64)
+    hard = (count == 0) & (pair.contrast >= 1.0) & ~pair.outside
+    out: np.ndarray = np.where(hard, np.where(thin < 1.0, THIN_STAIR_REACH, STAIR_REACH), 0.0)
     return out
 
 

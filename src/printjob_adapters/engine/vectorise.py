@@ -30,6 +30,7 @@ from printjob_adapters.engine.subpixel import (
     crack_sides,
     face_colors,
     junction_points,
+    stair_reach,
     thin_slack,
 )
 from printjob_adapters.engine.vector import MOVE, Layer, VectorArt
@@ -81,6 +82,7 @@ def vectorise(
     # Art drawn opaque by rule although faint (a 25 % dot) is covered by rule too.
     shifts = crack_shifts(graph, drawn_opaque(rgba, labels), colors4, sides)
     thin = thin_slack(graph, sides)
+    stairs = stair_reach(graph, shifts, colors4, thin)
     # Six arrays as long as the cracks: not kept through the fitting.
     del sides
     checkpoint(0.15)
@@ -93,7 +95,9 @@ def vectorise(
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
-    fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack, colors4)
+    fitted = fit_edges(
+        graph, points, junctions, needed, checkpoint, slack, colors4, stairs=stairs
+    )
     stacking = restack(graph, stacking, fitted)
     order = stacking.order.tolist()
     outlines = []
@@ -154,10 +158,12 @@ def fit_edges(
     slack: np.ndarray | None = None,
     colors4: np.ndarray | None = None,
     tolerance: float = TOLERANCE,
+    stairs: np.ndarray | None = None,
 ) -> FittedEdges:
     """Step 3 for every edge that some outline uses, each exactly once and all together
-    (`curves.fit_all`). O(their cracks) plus the fitting."""
-    data = edge_data(graph, points, junctions, edges, slack)
+    (`curves.fit_all`; `stairs`: `subpixel.stair_reach`). O(their cracks) plus the
+    fitting."""
+    data = edge_data(graph, points, junctions, edges, slack, stairs)
     checkpoint(0.25)
     edges = np.asarray(edges)
     faces = None
@@ -179,6 +185,7 @@ def edge_data(
     junctions: np.ndarray,
     edges: np.ndarray,
     slack: np.ndarray | None = None,
+    stairs: np.ndarray | None = None,
 ) -> EdgeData:
     """The data points of these edges gathered end to end, with their crack directions
     and corners, junction points and tolerance slack. O(their cracks)."""
@@ -201,4 +208,5 @@ def edge_data(
         start=ends[j0],
         end=ends[j1],
         slack=np.ones(len(edges)) if slack is None else slack[edges].astype(np.float64),
+        stairs=None if stairs is None else stairs[edges],
     )
