@@ -95,9 +95,7 @@ def vectorise(
     check_segments(outline_edge_count(graph, stacking.members), estimate=True)
     checkpoint(0.25)
     slack = edge_slack(graph, colors4) * thin
-    fitted = fit_edges(
-        graph, points, junctions, needed, checkpoint, slack, colors4, stairs=stairs
-    )
+    fitted = fit_edges(graph, points, junctions, needed, checkpoint, slack, colors4, stairs=stairs)
     stacking = restack(graph, stacking, fitted)
     order = stacking.order.tolist()
     outlines = []
