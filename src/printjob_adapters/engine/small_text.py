@@ -137,8 +137,10 @@ LEAST_MISFIT = 40
 #: 200, half of which is 29 to 37 levels a channel, and under 40 no stroke of it was ever
 #: a misfit (its letters erased). Two colours have no tint of one another to take for
 #: ink: a palette of more colours keeps `LEAST_MISFIT` (JPEG'd yellow on blue has a
-#: grey-green mixture 51 levels from the blue, whose pixels are no ink).
-LEAST_PAIR_MISFIT = 25
+#: grey-green mixture 51 levels from the blue, whose pixels are no ink). 20, not 25:
+#: with `colors=2` the grey is a mixture of the type and its paper, 205 on a few dozen
+#: pixels (half the way: 24 levels), and at 25 a letter or none of such type was found.
+LEAST_PAIR_MISFIT = 20
 #: Largest mean lightness difference (per channel) between the pixels and their labels'
 #: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
 #: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
@@ -956,6 +958,11 @@ def _shown_ink(
     shown = (seen.sum(axis=1) - paper_side) / span
     apart: BoolArray = shown < SHOWN_INK
     beyond = shown > BEYOND_INK
+    # A palette ink too near its paper for coverage (`MIN_CONTRAST`) leaves the letter to
+    # the ordinary tracer as a blob of that tint; its own pixels may stand out further.
+    faint = _faint_inks(palette, ink[index], paper[index], seen)
+    apart |= faint
+    beyond &= ~faint
     if beyond.any():
         beyond &= _text_lines(extent)[index] >= 0
         # A photo's specks beyond their colour stand among letter-sized ones, not in
@@ -969,6 +976,26 @@ def _shown_ink(
         most = (2 * many >= np.bincount(inks, minlength=k)) & (many >= LINE_LETTERS)
         apart |= beyond & most[inks]
     return apart, seen[apart]
+
+
+def _faint_inks(palette: FloatArray, ink: IntArray, paper: IntArray, seen: FloatArray) -> BoolArray:
+    """Per letter (its palette `ink` and `paper`, its strongest pixels `seen`): whether
+    its palette ink lies under `MIN_CONTRAST` from its paper while its own pixels stand
+    out by more, on a palette of two colours. `colors=2` on light grey type labels it
+    with a mixture of its grey and the white (grey 180 type gets a grey 221, 60 sRGB
+    from the white), against which no coverage is measured, so every word was left as a
+    blob of that tint. Two colours only: a longer palette has tints of its paper for
+    the specks and glows of a photo (`sk-coffee-jpeg85` and `sk-hubble-deep-field`
+    changed without this), and a tint there is no mixture made for want of colours.
+    O(letters)."""
+    if len(palette) != 2:
+        return np.zeros(len(ink), dtype=bool)
+    span = palette[ink] - palette[paper]
+    own = seen - palette[paper]
+    faint: BoolArray = (np.sqrt((span * span).sum(axis=1)) < MIN_CONTRAST) & (
+        np.sqrt((own * own).sum(axis=1)) >= MIN_CONTRAST
+    )
+    return faint
 
 
 def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:

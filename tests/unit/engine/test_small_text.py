@@ -464,3 +464,72 @@ def test_two_colours_keep_the_counters_of_small_type(pair: str) -> None:
     assert result.colors == 2
     recall = _recall_with(image, TraceOptions(colors=2))
     assert recall >= 0.88, f"sans 8 px {pair} colors=2: {recall:.2f}"
+
+
+#: Other words than the table's (`hard_synthetic.WORDS`): the fixes must not hang on them.
+OTHER_WORDS = (
+    "north",
+    "south",
+    "margin",
+    "window",
+    "button",
+    "reply",
+    "number",
+    "letter",
+    "yellow",
+    "metal",
+    "plain",
+    "shadow",
+    "format",
+    "clear",
+    "export",
+    "above",
+)
+
+
+def _typeset(
+    font: str, pixel_size: int, ink: RGB, paper: RGB, words: tuple[str, ...]
+) -> Image.Image:
+    file = MONO if font == "mono" else FONTS[font]
+    face = ImageFont.truetype(str(hard_synthetic.FONT_DIR / file), pixel_size)
+    return hard_synthetic.typeset(face, pixel_size, ink, paper, words=words)
+
+
+@pytest.mark.parametrize(
+    ("font", "pixel_size", "other_words", "least"),
+    [
+        ("mono", 8, False, 0.62),
+        ("mono", 9, True, 0.56),
+        ("sans", 9, False, 0.69),
+        ("sans", 9, True, 0.44),
+    ],
+)
+def test_light_grey_type_in_two_colours_is_found(
+    font: str, pixel_size: int, other_words: bool, least: float
+) -> None:
+    # With colors=2 grey 180 type on white segments into white and a grey of 205 on a
+    # few dozen pixels: half the way between them (73 levels) was under the pair misfit
+    # level (75), so no faint stroke was a misfit and a letter or none was found (0.00
+    # in all four). `LEAST_PAIR_MISFIT` 20 finds them: 0.81, 0.75, 0.88, 0.56.
+    ink, paper = FAINT_GREY
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = _typeset(font, pixel_size, ink, paper, words)
+    result = trace(_png(image), TraceOptions(colors=2))
+    assert result.colors == 2
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= least, f"{font} {pixel_size} px grey 180 colors=2: {recall:.2f}"
+
+
+@pytest.mark.parametrize(("other_words", "least"), [(False, 0.38), (True, 0.25)])
+def test_light_grey_type_labelled_with_a_faint_mixture_is_measured(
+    other_words: bool, least: float
+) -> None:
+    # 8-px Sans in grey 180 with colors=2 segments into white and a grey 221, under
+    # MIN_CONTRAST from the white: no coverage was measured against it and every word
+    # was drawn as a blob of that grey (0.00 both). The letters are measured against
+    # their own strongest pixels (`_faint_inks`) and drawn in the grey: 0.50 and 0.31.
+    ink, paper = FAINT_GREY
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = _typeset("sans", 8, ink, paper, words)
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= least, f"sans 8 px grey 180 colors=2: {recall:.2f}"
