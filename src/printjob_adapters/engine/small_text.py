@@ -107,6 +107,18 @@ _MOST_LINE_LETTERS = 1500
 #: Longest palette in which JPEG's ringing is looked for (`_without_ringing`): JPEG'd
 #: type on a flat ground is segmented into 4 to 7 colours, photos into 16 and more.
 _RINGING_COLOURS = 8
+#: ... and a longer palette, up to `_MOST_RINGING_COLOURS`, when at least
+#: `RINGING_PALETTE_SHARE` of the pixels off the paper's colour are labelled with
+#: colours of its lightness: JPEG'd red on cream at q90 is segmented into 20 to 28
+#: colours, most of them tints of the cream ringing around each word (0.6 to 0.7 of
+#: the pixels off the paper), and every word is then one blob taller than a line.
+_MOST_RINGING_COLOURS = 32
+RINGING_PALETTE_SHARE = 0.5
+#: ... and only on a page: the paper at least this share of the image (the JPEG'd type
+#: 0.70 to 0.75; the photos whose files changed without it, `sk-chelsea` with
+#: `colors=24`, `sk-rocket-jpeg85`, `sk-hubble-deep-field-jpeg90`, `sk-text-photo`,
+#: 0.05 to 0.36).
+RINGING_PAPER_SHARE = 0.5
 #: A mark at most this wide, at most `PERIOD_GAP` pixels after a letter of a line of
 #: type on its bottom row, is joined to it (`_join_periods`); marks times letters past
 #: `_MOST_PERIOD_PAIRS` are not looked at (a photo's specks).
@@ -233,10 +245,12 @@ def find_letters(
     found_candidates = _candidates(labels, rgb, palette, flat)
     if found_candidates is None:
         return None
-    candidate, misfit, commonest = found_candidates
+    candidate, misfit, commonest, counts = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
     extent, area = runs.extents()
-    ringing = _without_ringing(runs, extent, area, candidate, misfit, rgb, palette, commonest, flat)
+    ringing = _without_ringing(
+        runs, extent, area, candidate, misfit, rgb, palette, commonest, flat, counts
+    )
     if ringing is not None:
         candidate, runs, left_out = ringing
         extent, area = runs.extents()
@@ -351,10 +365,11 @@ def _window(
 
 def _candidates(
     labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray, flat: _FlatTest
-) -> tuple[BoolArray, BoolArray, int] | None:
-    """The pixels that may be small type, which of them are misfits, and the commonest
-    colour; None when there are none. Candidates are the pixels of every colour but the commonest
-    (and but colours on more than `MAX_INK_SHARE` of the image), and the misfits: pixels
+) -> tuple[BoolArray, BoolArray, int, npt.NDArray[np.int64]] | None:
+    """The pixels that may be small type, which of them are misfits, the commonest
+    colour and every colour's pixel count; None when there are none. Candidates are the
+    pixels of every colour but the commonest (and but colours on more than
+    `MAX_INK_SHARE` of the image), and the misfits: pixels
     labelled with one of those colours though their lightness is further than `MISFIT`
     from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
     each colour's pixels are one comparison, counted (a bincount casts every label to 64
@@ -415,7 +430,7 @@ def _candidates(
     candidate = own | misfit
     if not candidate.any():
         return None
-    return candidate, misfit, commonest
+    return candidate, misfit, commonest, counts.astype(np.int64)
 
 
 def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
@@ -744,6 +759,7 @@ def _without_ringing(
     palette: FloatArray,
     commonest: int,
     flat: _FlatTest,
+    counts: npt.NDArray[np.int64],
 ) -> tuple[BoolArray, _Runs, BoolArray] | None:
     """The candidates without the pixels of JPEG's ringing in components mostly made of
     it, their runs, and the pixels left out; None when there are none.
@@ -760,15 +776,31 @@ def _without_ringing(
     fringe of tints is mostly its own and is left whole. Only on art that fits a short
     palette (`_RINGING_COLOURS`, `_FlatTest`) with such a colour: a photo's palette is
     tens of colours, and its glows and shadows are no ringing; and only where some
-    letters already stand in a line (`_text_lines`). O(K) when the palette has no such
-    colour, O(L²) for the L letter-sized components when no line is found; else O(box
-    of the components) and O(L²) again: the words must come out in lines."""
-    if len(palette) > _RINGING_COLOURS or not _papery(palette, commonest).any():
+    letters already stand in a line (`_text_lines`). A longer palette (to
+    `_MOST_RINGING_COLOURS`) only on a page (`RINGING_PAPER_SHARE`) whose other pixels
+    are mostly of the paper's lightness (`RINGING_PALETTE_SHARE`), from the colour
+    counts alone: JPEG'd red on cream at q90 has no line before its ringing is out.
+    O(K) when the palette has no such colour, O(L²) for the L letter-sized components
+    when no line is found; else O(box of the components) and O(L²) again: the words
+    must come out in lines."""
+    papery = _papery(palette, commonest)
+    if len(palette) > _MOST_RINGING_COLOURS or not papery.any():
         return None
-    # Some words are read whole in spite of the ringing (a line of letters already):
-    # art with no line of type pays nothing more (a logo's shapes of the paper's
-    # lightness would cost a pass over the image).
-    if not (_text_lines(extent) >= 0).any() or not flat.holds():
+    if len(palette) > _RINGING_COLOURS:
+        # A longer palette: only where most pixels off the paper are of its lightness
+        # (one sum over the palette's counts).
+        total = int(counts.sum())
+        off_paper = total - int(counts[commonest])
+        if int(counts[commonest]) < RINGING_PAPER_SHARE * total:
+            return None
+        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper:
+            return None
+    elif not (_text_lines(extent) >= 0).any():
+        # Some words are read whole in spite of the ringing (a line of letters already):
+        # art with no line of type pays nothing more (a logo's shapes of the paper's
+        # lightness would cost a pass over the image).
+        return None
+    if not flat.holds():
         return None
     level = palette.sum(axis=1)
     window = _window(extent, np.ones(runs.count, dtype=bool), candidate.shape, margin=0)

@@ -533,3 +533,27 @@ def test_light_grey_type_labelled_with_a_faint_mixture_is_measured(
     image = _typeset("sans", 8, ink, paper, words)
     recall = _recall_with(image, TraceOptions(colors=2))
     assert recall >= least, f"sans 8 px grey 180 colors=2: {recall:.2f}"
+
+
+@pytest.mark.parametrize(
+    ("font", "pixel_size", "other_words", "least"),
+    [
+        ("sans", 8, False, 0.38),
+        ("mono", 8, True, 0.31),
+        ("serif", 9, True, 0.81),
+        ("bold", 8, True, 0.69),
+    ],
+)
+def test_jpeg_q90_red_type_on_cream_in_many_tints_is_read(
+    font: str, pixel_size: int, other_words: bool, least: float
+) -> None:
+    # JPEG q90 red on cream segments into 14 to 28 colours, most of them tints of the
+    # cream ringing around each word: every word was one blob taller than a line, no
+    # letter was found and the tracer drew the blobs (0.00, 0.06, 0.00, 0.19). Ringing
+    # is looked for on such longer palettes when the paper is most of the image and its
+    # tints most of the rest (`RINGING_PALETTE_SHARE`): 0.50, 0.44, 0.94, 0.81.
+    ink, paper = PAIRS["red-on-cream"]
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = hard_synthetic.jpeg(_typeset(font, pixel_size, ink, paper, words), 90)
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= least, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
