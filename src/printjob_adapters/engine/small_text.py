@@ -153,6 +153,9 @@ LEAST_MISFIT = 40
 #: with `colors=2` the grey is a mixture of the type and its paper, 205 on a few dozen
 #: pixels (half the way: 24 levels), and at 25 a letter or none of such type was found.
 LEAST_PAIR_MISFIT = 20
+#: ... but under this (the level before, 25) only when the ink's own pixels show the
+#: palette ink at least half the way to the type's (`_ink_at_least_half_way`).
+SHORT_PAIR_MISFIT = 25
 #: Largest mean lightness difference (per channel) between the pixels and their labels'
 #: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
 #: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
@@ -395,6 +398,11 @@ def _candidates(
     # by its contrast in lightness, and JPEG keeps lightness best.
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     reach = _misfit_reach(level)
+    if k == 2 and 3 * LEAST_PAIR_MISFIT <= reach.min() < 3 * SHORT_PAIR_MISFIT:
+        ink = 1 - commonest
+        mask = colour_masks[ink] if colour_masks is not None else small == ink
+        if not _ink_at_least_half_way(rgb, mask, level, ink, commonest):
+            reach[:] = 3 * MISFIT
     lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
@@ -431,6 +439,24 @@ def _candidates(
     if not candidate.any():
         return None
     return candidate, misfit, commonest, counts.astype(np.int64)
+
+
+def _ink_at_least_half_way(
+    rgb: npt.NDArray[np.uint8], mask: BoolArray, level: npt.NDArray[np.int16], ink: int, paper: int
+) -> bool:
+    """Whether the pixels labelled with the `ink` of a two-colour palette (`mask`) reach
+    at most twice as far from the `paper`'s lightness as that ink does: the palette ink
+    is then at least half the way to the type's own (grey 180 type with `colors=2`:
+    1.5), and half the way to it is no paper. JPEG'd yellow type on blue with `colors=2`
+    is labelled with a mixture a third of the way (its pixels reach 3.4 times as far):
+    half the way to that mixture takes the ringing for ink (Sans 0.40 read 0.10). O(N)
+    for the mask, O(pixels of the ink) for the rest."""
+    pixels = rgb[mask]
+    if not len(pixels):
+        return False
+    grey = pixels[:, 0].astype(np.int32) + pixels[:, 1] + pixels[:, 2]
+    furthest = int(np.abs(grey - int(level[paper])).max())
+    return furthest <= 2 * abs(int(level[ink]) - int(level[paper]))
 
 
 def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:

@@ -557,3 +557,14 @@ def test_jpeg_q90_red_type_on_cream_in_many_tints_is_read(
     image = hard_synthetic.jpeg(_typeset(font, pixel_size, ink, paper, words), 90)
     recall = _recall_with(image, TraceOptions())
     assert recall >= least, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
+
+
+def test_jpeg_yellow_type_on_blue_in_two_colours_keeps_its_words() -> None:
+    # With colors=2 JPEG'd yellow 8-px type on blue is labelled with a mixture a third
+    # of the way to the yellow: half the way to it is within LEAST_PAIR_MISFIT, but the
+    # nearer level there took the ringing for ink (0.40 read 0.10), so it is used only
+    # where the palette ink is at least half the way to the type's own.
+    ink, paper = PAIRS["yellow-on-blue"]
+    image = hard_synthetic.jpeg(_text("sans", 8, ink, paper), 75)
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= 0.3, f"sans 8 px yellow on blue q75 colors=2: {recall:.2f}"
