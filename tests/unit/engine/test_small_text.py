@@ -568,3 +568,15 @@ def test_jpeg_yellow_type_on_blue_in_two_colours_keeps_its_words() -> None:
     image = hard_synthetic.jpeg(_text("sans", 8, ink, paper), 75)
     recall = _recall_with(image, TraceOptions(colors=2))
     assert recall >= 0.3, f"sans 8 px yellow on blue q75 colors=2: {recall:.2f}"
+
+
+@pytest.mark.parametrize("other_words", [False, True])
+def test_jpeg_nine_pixel_monospace_yellow_on_blue_in_many_tints_is_read(other_words: bool) -> None:
+    # 9-px Mono yellow on blue at q75 segments into 14 to 18 colours, the blue's ringing
+    # in tints of its lightness: no line was found before the ringing was left out (0.12
+    # and 0.19 on main). With ringing looked for on such longer palettes: 0.88, 0.81.
+    ink, paper = PAIRS["yellow-on-blue"]
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = hard_synthetic.jpeg(_typeset("mono", 9, ink, paper, words), 75)
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= 0.62, f"mono 9 px yellow on blue q75: {recall:.2f}"
