@@ -107,6 +107,18 @@ _MOST_LINE_LETTERS = 1500
 #: Longest palette in which JPEG's ringing is looked for (`_without_ringing`): JPEG'd
 #: type on a flat ground is segmented into 4 to 7 colours, photos into 16 and more.
 _RINGING_COLOURS = 8
+#: ... and a longer palette, up to `_MOST_RINGING_COLOURS`, when at least
+#: `RINGING_PALETTE_SHARE` of the pixels off the paper's colour are labelled with
+#: colours of its lightness: JPEG'd red on cream at q90 is segmented into 20 to 28
+#: colours, most of them tints of the cream ringing around each word (0.6 to 0.7 of
+#: the pixels off the paper), and every word is then one blob taller than a line.
+_MOST_RINGING_COLOURS = 32
+RINGING_PALETTE_SHARE = 0.5
+#: ... and only on a page: the paper at least this share of the image (the JPEG'd type
+#: 0.70 to 0.75; the photos whose files changed without it, `sk-chelsea` with
+#: `colors=24`, `sk-rocket-jpeg85`, `sk-hubble-deep-field-jpeg90`, `sk-text-photo`,
+#: 0.05 to 0.36).
+RINGING_PAPER_SHARE = 0.5
 #: A mark at most this wide, at most `PERIOD_GAP` pixels after a letter of a line of
 #: type on its bottom row, is joined to it (`_join_periods`); marks times letters past
 #: `_MOST_PERIOD_PAIRS` are not looked at (a photo's specks).
@@ -137,8 +149,13 @@ LEAST_MISFIT = 40
 #: 200, half of which is 29 to 37 levels a channel, and under 40 no stroke of it was ever
 #: a misfit (its letters erased). Two colours have no tint of one another to take for
 #: ink: a palette of more colours keeps `LEAST_MISFIT` (JPEG'd yellow on blue has a
-#: grey-green mixture 51 levels from the blue, whose pixels are no ink).
-LEAST_PAIR_MISFIT = 25
+#: grey-green mixture 51 levels from the blue, whose pixels are no ink). 20, not 25:
+#: with `colors=2` the grey is a mixture of the type and its paper, 205 on a few dozen
+#: pixels (half the way: 24 levels), and at 25 a letter or none of such type was found.
+LEAST_PAIR_MISFIT = 20
+#: ... but under this (the level before, 25) only when the ink's own pixels show the
+#: palette ink at least half the way to the type's (`_ink_at_least_half_way`).
+SHORT_PAIR_MISFIT = 25
 #: Largest mean lightness difference (per channel) between the pixels and their labels'
 #: colours for that nearer misfit level, and fragments joined, to be used (`_FlatTest`):
 #: 8-px text fits within 2 to 7 (within 11 JPEG'd at q75, its letters far from the
@@ -231,10 +248,12 @@ def find_letters(
     found_candidates = _candidates(labels, rgb, palette, flat)
     if found_candidates is None:
         return None
-    candidate, misfit, commonest = found_candidates
+    candidate, misfit, commonest, counts = found_candidates
     runs = _join_fragments(_runs8(candidate), candidate.shape, flat)
     extent, area = runs.extents()
-    ringing = _without_ringing(runs, extent, area, candidate, misfit, rgb, palette, commonest, flat)
+    ringing = _without_ringing(
+        runs, extent, area, candidate, misfit, rgb, palette, commonest, flat, counts
+    )
     if ringing is not None:
         candidate, runs, left_out = ringing
         extent, area = runs.extents()
@@ -349,10 +368,11 @@ def _window(
 
 def _candidates(
     labels: IntArray, rgb: npt.NDArray[np.uint8], palette: FloatArray, flat: _FlatTest
-) -> tuple[BoolArray, BoolArray, int] | None:
-    """The pixels that may be small type, which of them are misfits, and the commonest
-    colour; None when there are none. Candidates are the pixels of every colour but the commonest
-    (and but colours on more than `MAX_INK_SHARE` of the image), and the misfits: pixels
+) -> tuple[BoolArray, BoolArray, int, npt.NDArray[np.int64]] | None:
+    """The pixels that may be small type, which of them are misfits, the commonest
+    colour and every colour's pixel count; None when there are none. Candidates are the
+    pixels of every colour but the commonest (and but colours on more than
+    `MAX_INK_SHARE` of the image), and the misfits: pixels
     labelled with one of those colours though their lightness is further than `MISFIT`
     from it. A few whole-array passes over bytes: with a short palette (`_FEW_COLOURS`)
     each colour's pixels are one comparison, counted (a bincount casts every label to 64
@@ -378,6 +398,11 @@ def _candidates(
     # by its contrast in lightness, and JPEG keeps lightness best.
     level = np.rint(palette.sum(axis=1)).astype(np.int16)
     reach = _misfit_reach(level)
+    if k == 2 and 3 * LEAST_PAIR_MISFIT <= reach.min() < 3 * SHORT_PAIR_MISFIT:
+        ink = 1 - commonest
+        mask = colour_masks[ink] if colour_masks is not None else small == ink
+        if not _ink_at_least_half_way(rgb, mask, level, ink, commonest):
+            reach[:] = 3 * MISFIT
     lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
@@ -413,7 +438,25 @@ def _candidates(
     candidate = own | misfit
     if not candidate.any():
         return None
-    return candidate, misfit, commonest
+    return candidate, misfit, commonest, counts.astype(np.int64)
+
+
+def _ink_at_least_half_way(
+    rgb: npt.NDArray[np.uint8], mask: BoolArray, level: npt.NDArray[np.int16], ink: int, paper: int
+) -> bool:
+    """Whether the pixels labelled with the `ink` of a two-colour palette (`mask`) reach
+    at most twice as far from the `paper`'s lightness as that ink does: the palette ink
+    is then at least half the way to the type's own (grey 180 type with `colors=2`:
+    1.5), and half the way to it is no paper. JPEG'd yellow type on blue with `colors=2`
+    is labelled with a mixture a third of the way (its pixels reach 3.4 times as far):
+    half the way to that mixture takes the ringing for ink (Sans 0.40 read 0.10). O(N)
+    for the mask, O(pixels of the ink) for the rest."""
+    pixels = rgb[mask]
+    if not len(pixels):
+        return False
+    grey = pixels[:, 0].astype(np.int32) + pixels[:, 1] + pixels[:, 2]
+    furthest = int(np.abs(grey - int(level[paper])).max())
+    return furthest <= 2 * abs(int(level[ink]) - int(level[paper]))
 
 
 def _misfit_reach(level: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
@@ -742,6 +785,7 @@ def _without_ringing(
     palette: FloatArray,
     commonest: int,
     flat: _FlatTest,
+    counts: npt.NDArray[np.int64],
 ) -> tuple[BoolArray, _Runs, BoolArray] | None:
     """The candidates without the pixels of JPEG's ringing in components mostly made of
     it, their runs, and the pixels left out; None when there are none.
@@ -758,15 +802,31 @@ def _without_ringing(
     fringe of tints is mostly its own and is left whole. Only on art that fits a short
     palette (`_RINGING_COLOURS`, `_FlatTest`) with such a colour: a photo's palette is
     tens of colours, and its glows and shadows are no ringing; and only where some
-    letters already stand in a line (`_text_lines`). O(K) when the palette has no such
-    colour, O(L²) for the L letter-sized components when no line is found; else O(box
-    of the components) and O(L²) again: the words must come out in lines."""
-    if len(palette) > _RINGING_COLOURS or not _papery(palette, commonest).any():
+    letters already stand in a line (`_text_lines`). A longer palette (to
+    `_MOST_RINGING_COLOURS`) only on a page (`RINGING_PAPER_SHARE`) whose other pixels
+    are mostly of the paper's lightness (`RINGING_PALETTE_SHARE`), from the colour
+    counts alone: JPEG'd red on cream at q90 has no line before its ringing is out.
+    O(K) when the palette has no such colour, O(L²) for the L letter-sized components
+    when no line is found; else O(box of the components) and O(L²) again: the words
+    must come out in lines."""
+    papery = _papery(palette, commonest)
+    if len(palette) > _MOST_RINGING_COLOURS or not papery.any():
         return None
-    # Some words are read whole in spite of the ringing (a line of letters already):
-    # art with no line of type pays nothing more (a logo's shapes of the paper's
-    # lightness would cost a pass over the image).
-    if not (_text_lines(extent) >= 0).any() or not flat.holds():
+    if len(palette) > _RINGING_COLOURS:
+        # A longer palette: only where most pixels off the paper are of its lightness
+        # (one sum over the palette's counts).
+        total = int(counts.sum())
+        off_paper = total - int(counts[commonest])
+        if int(counts[commonest]) < RINGING_PAPER_SHARE * total:
+            return None
+        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper:
+            return None
+    elif not (_text_lines(extent) >= 0).any():
+        # Some words are read whole in spite of the ringing (a line of letters already):
+        # art with no line of type pays nothing more (a logo's shapes of the paper's
+        # lightness would cost a pass over the image).
+        return None
+    if not flat.holds():
         return None
     level = palette.sum(axis=1)
     window = _window(extent, np.ones(runs.count, dtype=bool), candidate.shape, margin=0)
@@ -956,6 +1016,11 @@ def _shown_ink(
     shown = (seen.sum(axis=1) - paper_side) / span
     apart: BoolArray = shown < SHOWN_INK
     beyond = shown > BEYOND_INK
+    # A palette ink too near its paper for coverage (`MIN_CONTRAST`) leaves the letter to
+    # the ordinary tracer as a blob of that tint; its own pixels may stand out further.
+    faint = _faint_inks(palette, ink[index], paper[index], seen)
+    apart |= faint
+    beyond &= ~faint
     if beyond.any():
         beyond &= _text_lines(extent)[index] >= 0
         # A photo's specks beyond their colour stand among letter-sized ones, not in
@@ -969,6 +1034,26 @@ def _shown_ink(
         most = (2 * many >= np.bincount(inks, minlength=k)) & (many >= LINE_LETTERS)
         apart |= beyond & most[inks]
     return apart, seen[apart]
+
+
+def _faint_inks(palette: FloatArray, ink: IntArray, paper: IntArray, seen: FloatArray) -> BoolArray:
+    """Per letter (its palette `ink` and `paper`, its strongest pixels `seen`): whether
+    its palette ink lies under `MIN_CONTRAST` from its paper while its own pixels stand
+    out by more, on a palette of two colours. `colors=2` on light grey type labels it
+    with a mixture of its grey and the white (grey 180 type gets a grey 221, 60 sRGB
+    from the white), against which no coverage is measured, so every word was left as a
+    blob of that tint. Two colours only: a longer palette has tints of its paper for
+    the specks and glows of a photo (`sk-coffee-jpeg85` and `sk-hubble-deep-field`
+    changed without this), and a tint there is no mixture made for want of colours.
+    O(letters)."""
+    if len(palette) != 2:
+        return np.zeros(len(ink), dtype=bool)
+    span = palette[ink] - palette[paper]
+    own = seen - palette[paper]
+    faint: BoolArray = (np.sqrt((span * span).sum(axis=1)) < MIN_CONTRAST) & (
+        np.sqrt((own * own).sum(axis=1)) >= MIN_CONTRAST
+    )
+    return faint
 
 
 def _on_clean_paper(off: npt.NDArray[np.int16], component: IntArray, n: int) -> BoolArray:
