@@ -221,7 +221,7 @@ def _fades(
     """For each pixel, with its own mixture a-b (rows of `a` and `b`): whether no pixel
     within `REACH` lies past it towards a by `PAST` of coverage (its strokes fade towards
     b, the paper), and whether none lies past it towards b. Pixels within `REACH` of the
-    image's border are neither. O(P REACH^2)."""
+    image's border are neither. O(P REACH^2), the outer rings only for pixels still fading."""
     height, width = shape
     towards = b - a
     scale = towards / np.maximum((towards * towards).sum(axis=1), 1e-9)[:, None]
@@ -238,12 +238,23 @@ def _fades(
     own = coverage(at)
     most = np.full(len(pixels), -np.inf)
     least = np.full(len(pixels), np.inf)
-    for dy in range(-REACH, REACH + 1):
-        for dx in range(-REACH, REACH + 1):
-            if dy or dx:
-                seen = coverage(at + (dy * width + dx))
-                np.maximum(most, seen, out=most)
-                np.minimum(least, seen, out=least)
+    # Ring by ring: a pixel with something past it within one ring has it within every
+    # wider one, so each ring reads only the pixels still fading (most anti-aliasing
+    # tints are out after the first ring).
+    live = np.arange(len(pixels))
+    for ring in range(1, REACH + 1):
+        where, low, high, mine = at[live], own[live] - PAST, own[live] + PAST, scale[live]
+        base_live = base[live]
+        ring_most, ring_least = most[live], least[live]
+        for dy in range(-ring, ring + 1):
+            for dx in range(-ring, ring + 1):
+                if max(abs(dy), abs(dx)) == ring:
+                    seen = rows.take(where + (dy * width + dx), axis=0)[:, :3].astype(np.float64)
+                    value = np.einsum("ij,ij->i", seen, mine) - base_live
+                    np.maximum(ring_most, value, out=ring_most)
+                    np.minimum(ring_least, value, out=ring_least)
+        most[live], least[live] = ring_most, ring_least
+        live = live[(ring_least >= low) | (ring_most <= high)]
     return inner & (least >= own - PAST), inner & (most <= own + PAST)
 
 
