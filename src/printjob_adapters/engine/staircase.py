@@ -115,8 +115,8 @@ def _within_turn(
     place = rows - lo
     out = half.copy()
     for _ in range(_NARROWINGS):
-        back = lo + np.where(loop, (place - out) % span, np.clip(place - out, 0, span - 1))
-        ahead = lo + np.where(loop, (place + out) % span, np.clip(place + out, 0, span - 1))
+        back = _row_at(place - out, lo, span, loop)
+        ahead = _row_at(place + out, lo, span, loop)
         u = data[rows] - data[back]
         v = data[ahead] - data[rows]
         turn = np.arctan2(np.abs(u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]), (u * v).sum(axis=1))
@@ -125,6 +125,13 @@ def _within_turn(
             break
         out = np.where(wide, np.maximum(MIN_HALF, (out * NARROW).astype(np.int64)), out)
     return out
+
+
+def _row_at(offset: np.ndarray, lo: np.ndarray, span: np.ndarray, loop: np.ndarray) -> np.ndarray:
+    """The data row `offset` points into each stretch (first row `lo`, `span` points):
+    round a loop, clamped to an open stretch's ends. O(rows)."""
+    row: np.ndarray = lo + np.where(loop, offset % span, np.clip(offset, 0, span - 1))
+    return row
 
 
 def _local_quadratic(
@@ -157,9 +164,7 @@ def _local_quadratic(
     for k in range(int(2 * half.max(initial=0)) + 1):
         t = (shift + k).astype(np.float64)
         use = (k <= 2 * half).astype(np.float64)
-        offset = place + shift + k
-        row = lo + np.where(loop, offset % span, np.clip(offset, 0, span - 1))
-        value = data[row]
+        value = data[_row_at(place + shift + k, lo, span, loop)]
         power = use
         for m in range(5):
             moments[m] += power
