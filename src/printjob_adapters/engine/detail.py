@@ -38,7 +38,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from printjob_adapters.engine import graphs
+from printjob_adapters.engine import graphs, own_inks
 from printjob_adapters.engine.cleanup import NOISY, Components, label_components
 from printjob_adapters.engine.colour import srgb_to_lab
 from printjob_adapters.engine.quantise import Colours, count_runs, pixel_rows, segment_residual
@@ -1101,12 +1101,6 @@ def recover_strokes(
     return Recovered(out, pal)
 
 
-#: Coverage of the far end by which a pixel must lie past an ink to be of a stroke in the
-#: far end's colour (`_resolve_ink_fringes`; the 8-bit rounding of an even stroke is far
-#: less).
-INK_PAST = 0.08
-
-
 def _resolve_ink_fringes(
     labels: IntArray,
     rows_u8: npt.NDArray[np.uint8],
@@ -1119,10 +1113,10 @@ def _resolve_ink_fringes(
     and a far end (#555 text between white and a #333 outline); the fringe and the thin
     stems of the far end's strokes pass through the ink's colour too. The ink's pixels in
     a piece of artwork (4-connected, off the paper) holding a pixel past the ink towards
-    the far end (by `INK_PAST` of coverage) are such, and go to the nearer end of the
-    mixture, as a tint's pixel does (`_resolve_tints`); the ink's own strokes are pieces
-    of their own. Of the mixtures that hold the ink, the one whose paper (the end with
-    more pixels) is commonest.
+    the far end (by `own_inks.PAST` of coverage, the measure that found the ink) are
+    such, and go to the nearer end of the mixture, as a tint's pixel does
+    (`_resolve_tints`); the ink's own strokes are pieces of their own. Of the mixtures
+    that hold the ink, the one whose paper (the end with more pixels) is commonest.
     `labels` is C-contiguous. Returns each ink's (index, far end).
     O(K^2) per ink for its ends, O(N) for its pieces."""
     mix_tol, split = tolerances
@@ -1156,7 +1150,7 @@ def _resolve_ink_fringes(
         norm = max(float(towards @ towards), 1e-9)
         level = float((pal[c] - a) @ towards) / norm
         art = np.flatnonzero(flat != paper)
-        darker = art[((_gather(rows_u8, art) - a) @ towards) / norm > level + INK_PAST]
+        darker = art[((_gather(rows_u8, art) - a) @ towards) / norm > level + own_inks.PAST]
         holds_far = np.zeros(pieces.count, dtype=bool)
         holds_far[piece[darker]] = True
         at = np.flatnonzero((flat == c) & holds_far[piece])
