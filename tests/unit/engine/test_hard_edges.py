@@ -126,12 +126,7 @@ def test_a_one_pixel_line_and_a_two_pixel_dot_are_traced_as_before(
     labels[50, 20:140] = 1
     labels[40:42, 30:32] = 2
     palette = np.array([WHITE, (20, 20, 20), RED], dtype=np.float64)
-    rgba = np.dstack([palette[labels].astype(np.uint8), np.full(labels.shape, 255, np.uint8)])
-    seg = Seg(labels=labels, palette=palette)
-    now = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
-    _unsmoothed(monkeypatch)
-    before = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
-    assert now == before
+    _assert_traced_as_without_smoothing(labels, palette, monkeypatch)
 
 
 #: A native 32x32 sprite: short, irregular steps between corners, which are its detail.
@@ -177,12 +172,7 @@ def test_a_native_sprite_keeps_its_stairs(monkeypatch: pytest.MonkeyPatch) -> No
     rows = SPRITE.strip().split("\n")
     labels = np.array([[keys.index(c) for c in row] for row in rows], dtype=np.int32)
     palette = np.array([colours[k] for k in keys], dtype=np.float64)
-    rgba = np.dstack([palette[labels].astype(np.uint8), np.full(labels.shape, 255, np.uint8)])
-    seg = Seg(labels=labels, palette=palette)
-    now = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
-    _unsmoothed(monkeypatch)
-    before = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
-    assert now == before
+    _assert_traced_as_without_smoothing(labels, palette, monkeypatch)
 
 
 def _digital_line(slope: float, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -252,3 +242,16 @@ def test_short_stretches_are_left_to_the_light_smoothing() -> None:
     )
     assert not done.any()
     assert np.array_equal(data, raw)
+
+
+def _assert_traced_as_without_smoothing(
+    labels: np.ndarray, palette: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The art `labels` in `palette` is traced to the same commands with the hard-edged
+    smoothing as without it."""
+    rgba = np.dstack([palette[labels].astype(np.uint8), np.full(labels.shape, 255, np.uint8)])
+    seg = Seg(labels=labels, palette=palette)
+    now = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
+    _unsmoothed(monkeypatch)
+    before = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
+    assert now == before
