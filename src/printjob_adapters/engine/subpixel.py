@@ -59,9 +59,15 @@ PULL = 0.05
 HARD_SHIFT = 0.02
 #: How far the data points of a hard edge may move along their normals when its
 #: staircase is smoothed (`staircase`): just under the half pixel to the pixel centres,
-#: and along a stroke one pixel thick no more than the stroke may narrow on each side.
+#: and a little less along a stroke one pixel thick. Both sides of such a stroke are
+#: staircases of one line half a pixel either side of its middle, smoothed over the
+#: same windows by the same linear fits, so they move alike and the stroke keeps its
+#: width (1-px lines at shallow angles traced 0.84-1.25 px wide, 0.88-1.42 as stairs);
+#: the smaller reach is the margin where they do not (near its ends). At 0.15 (the
+#: most a stroke may narrow on each side, `THIN_SHIFT`) a 1-px line at a shallow angle
+#: could not be straightened.
 STAIR_REACH = 0.45
-THIN_STAIR_REACH = THIN_SHIFT
+THIN_STAIR_REACH = 0.35
 #: Colour distance (0..255 RGBA units) below which two neighbours are too alike for
 #: their mixing ratio to be trusted; the shift fades out towards zero contrast.
 FULL_CONTRAST = 48.0
@@ -312,16 +318,24 @@ def stair_reach(
     graph: BoundaryGraph, shift: np.ndarray, colors: np.ndarray, thin: np.ndarray
 ) -> np.ndarray:
     """Per edge, how far its data points may move when its staircase is smoothed: 0 for
-    an edge placed from anti-aliasing (some crack shifted), `STAIR_REACH` for a hard
-    edge between clearly different colours (no crack shifted: its pixels hold no mix of
-    the two, so the true outline is anywhere within half a pixel of its cracks), and
-    `THIN_STAIR_REACH` for a hard edge along a one-pixel stroke (`thin`: `thin_slack`).
-    Edges on the image border stay as they are. O(cracks) from `crack_shifts`'s shifts."""
+    an edge placed from anti-aliasing (some crack shifted by a part of a pixel),
+    `STAIR_REACH` for a hard edge between clearly different colours (its pixels hold no
+    mix of the two, so the true outline is anywhere within half a pixel of its cracks),
+    and `THIN_STAIR_REACH` for a hard edge along a one-pixel stroke (`thin`:
+    `thin_slack`). Edges on the image border stay as they are. O(cracks) from
+    `crack_shifts`'s shifts.
+
+    A crack shifted by the whole `MAX_SHIFT` is hard too: its pixel is wholly the other
+    face's colour, a bridge pixel the segmentation gave a stroke at a diagonal step
+    (`detail.bridge_corners`), and it holds no mix either. An aliased 1-px line at a
+    shallow angle has one at every step; read as anti-aliasing, they kept the whole
+    line a staircase (188 segments)."""
     if graph.edge_count == 0:
         return np.zeros(0)
     pair = _edge_pairs(graph, colors)
     counts = np.diff(graph.edge_start)
-    mixed = np.abs(shift - np.repeat(pair.lean, counts)) > HARD_SHIFT
+    off = np.abs(shift - np.repeat(pair.lean, counts))
+    mixed = (off > HARD_SHIFT) & (off < MAX_SHIFT - HARD_SHIFT)
     count = np.add.reduceat(mixed.view(np.int8), graph.edge_start[:-1], dtype=np.int64)
     hard = (count == 0) & (pair.contrast >= 1.0) & ~pair.outside
     out: np.ndarray = np.where(hard, np.where(thin < 1.0, THIN_STAIR_REACH, STAIR_REACH), 0.0)

@@ -19,8 +19,15 @@ from printjob_adapters.engine.progress import silent
 from printjob_adapters.engine.staircase import MIN_STRETCH, smooth_stairs
 from printjob_adapters.engine.vector import VectorArt
 from printjob_adapters.engine.vectorise import vectorise
-from tests.unit.engine.colour_support import path_segments
-from tests.unit.engine.test_vectorise_support import Seg, Shape, contours, ellipse, paint
+from tests.unit.engine.colour_support import path_segments, rgba, run
+from tests.unit.engine.test_vectorise_support import (
+    Seg,
+    Shape,
+    contours,
+    ellipse,
+    paint,
+    rasterise,
+)
 
 RGB = tuple[int, int, int]
 WHITE: RGB = (255, 255, 255)
@@ -255,3 +262,42 @@ def _assert_traced_as_without_smoothing(
     _unsmoothed(monkeypatch)
     before = [layer.commands for layer in vectorise(rgba, seg, silent()).layers]
     assert now == before
+
+
+def _aliased_line(
+    size: tuple[int, int], start: tuple[float, float], end: tuple[float, float]
+) -> Image.Image:
+    """A black line one pixel wide from `start` to `end` on white, every pixel black
+    whose centre lies within half a pixel of the line (an aliased renderer's line)."""
+    w, h = size
+    y, x = np.mgrid[0:h, 0:w] + 0.5
+    (x0, y0), (x1, y1) = start, end
+    length = float(np.hypot(x1 - x0, y1 - y0))
+    ux, uy = (x1 - x0) / length, (y1 - y0) / length
+    along = (x - x0) * ux + (y - y0) * uy
+    across = (y - y0) * ux - (x - x0) * uy
+    on = (np.abs(across) <= 0.5) & (along >= 0) & (along <= length)
+    pixels = np.where(on[..., None], np.uint8(20), np.uint8(255)).repeat(3, axis=2)
+    return Image.fromarray(pixels)
+
+
+@pytest.mark.parametrize(
+    ("start", "end"), [((10.0, 20.3), (190.0, 61.7)), ((10.0, 10.3), (190.0, 70.1))]
+)
+def test_a_shallow_one_pixel_line_is_traced_straight_and_keeps_its_width(
+    start: tuple[float, float], end: tuple[float, float]
+) -> None:
+    image = _aliased_line((200, 80), start, end)
+    art = vectorise(rgba(image), run(image), silent())
+    commands = _layer(art, (20, 20, 20))
+    assert len(contours(commands)) == 1  # one continuous stroke
+    assert _segments(commands) <= 12  # 166 and 96 traced as its stairs
+    # Its width across, column by column away from its ends (at 8x: a column's dark
+    # coverage times the cosine of the slope), within half a pixel of one pixel.
+    scale = 8
+    red = rasterise(art, scale)[..., 0].astype(np.float64)
+    dark = (255.0 - red) / (255.0 - 20.0)
+    slope = (end[1] - start[1]) / (end[0] - start[0])
+    columns = np.arange(int(start[0] + 4) * scale, int(end[0] - 4) * scale)
+    width = dark[:, columns].sum(axis=0) / scale / np.hypot(1.0, slope)
+    assert np.abs(width - 1.0).max() <= 0.5
