@@ -12,6 +12,14 @@ method, the median over images of the best over rounds, and each tree's ratio to
 
 The conversion is the benchmark's own (`bench/engine_bench.py`): `tracing.convert` with
 SVG output and automatic colours, and vtracer's `convert_raw_image_to_svg` on the file.
+
+Each image is converted once untimed before its timed runs. With `--warm-all` every image
+is converted once before any is timed: glibc's malloc raises its mmap threshold (and with
+it the heap's trim threshold) to the largest block a process has freed, so in a fresh
+process the images timed before the corpus photo (the median logos) grow and trim the heap
+on every conversion (about 1,500 page faults each), while a worker that has served one
+larger image keeps its heap and pays none. `--warm-all` times every image in that warm
+state, whatever the manifest's order.
 """
 
 from __future__ import annotations
@@ -25,13 +33,28 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("PRINTJOB_CORPUS", ROOT.parent / "shared" / "corpus"))
+#: The shared corpus beside the repository, or beside the folder of worktrees it is one of
+#: (`/work/wt/NAME` finds `/work/shared/corpus` as `/work/main` does).
+CORPUS = Path(
+    os.environ.get(
+        "PRINTJOB_CORPUS",
+        next(
+            (
+                folder / "shared" / "corpus"
+                for folder in (ROOT.parent, ROOT.parent.parent)
+                if (folder / "shared" / "corpus").is_dir()
+            ),
+            ROOT.parent / "shared" / "corpus",
+        ),
+    )
+)
 
 #: One timing process: reads the image list from argv, prints {id: best seconds}.
 WORKER = r"""
 import json, sys, time
 from pathlib import Path
 method, repeat, items = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+warm_all = sys.argv[4] == "all"
 if method == "vtracer":
     import vtracer
     def run(data, fmt):
@@ -43,6 +66,9 @@ else:
     def run(data, fmt):
         convert(data, options)
 best = {}
+if warm_all:
+    for item_id, path in items:
+        run(Path(path).read_bytes(), path.rsplit(".", 1)[-1].lower().replace("jpeg", "jpg"))
 for item_id, path in items:
     data = Path(path).read_bytes()
     fmt = path.rsplit(".", 1)[-1].lower().replace("jpeg", "jpg")
@@ -65,13 +91,25 @@ def corpus_items(corpus: Path, only: set[str]) -> list[tuple[str, str]]:
 
 
 def time_method(
-    method: str, tree: Path | None, repeat: int, items: list[tuple[str, str]]
+    method: str,
+    tree: Path | None,
+    repeat: int,
+    items: list[tuple[str, str]],
+    warm_all: bool = False,
 ) -> dict[str, float]:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = str(tree / "src")
     done = subprocess.run(
-        [sys.executable, "-c", WORKER, method, str(repeat), json.dumps(items)],
+        [
+            sys.executable,
+            "-c",
+            WORKER,
+            method,
+            str(repeat),
+            json.dumps(items),
+            "all" if warm_all else "each",
+        ],
         env=env,
         check=True,
         capture_output=True,
@@ -89,6 +127,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed traces per image and round")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--json", type=Path, help="write every round's figures here")
+    parser.add_argument(
+        "--warm-all",
+        action="store_true",
+        help="convert every image once before timing any (a warm worker's heap)",
+    )
     args = parser.parse_args()
 
     items = corpus_items(args.corpus, {part for part in args.only.split(",") if part})
@@ -101,7 +144,7 @@ def main() -> int:
         figures = {}
         for name, tree in order:
             kind = "vtracer" if tree is None else "printjob"
-            figures[name] = time_method(kind, tree, args.repeat, items)
+            figures[name] = time_method(kind, tree, args.repeat, items, args.warm_all)
             for item_id, seconds in figures[name].items():
                 best[name][item_id] = min(seconds, best[name].get(item_id, seconds))
         rounds.append(figures)

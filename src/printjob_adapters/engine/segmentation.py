@@ -230,7 +230,8 @@ def segment(
         used = None
     # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,
     # so `used` still holds.
-    labels = detail.bridge_corners(labels, rgb, palette, keep)
+    # The map is this function's own (made by the steps above), so it is bridged in place.
+    labels = detail.bridge_corners(labels, rgb, palette, keep, in_place=True)
     checkpoint(0.85)
     palette = _estimate_colours(labels, rgb, maps, palette, tol, colours, photo=near is not None)
     checkpoint(0.9)

@@ -159,6 +159,34 @@ def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
     assert detail.bridge_corners(labels, rgb, palette, np.zeros_like(keep)) is labels
 
 
+@pytest.mark.parametrize("rising", [False, True])
+def test_bridging_in_place_makes_the_map_a_copy_would(rising: bool) -> None:
+    # The segmentation bridges its own map in place (no copy of the whole map): the same
+    # values as the copying call, written into the given map, which is returned; a map
+    # of another type or layout is still copied, and the caller's is left as it was.
+    labels = np.zeros((16, 16), dtype=np.int32)
+    cols = np.arange(2, 14)
+    rows = cols if not rising else 15 - cols
+    labels[rows, cols] = 1
+    labels[3, 12] = labels[12, 3] = 1  # lone dots off the stroke: never bridged
+    palette = np.array([WHITE, (0, 0, 0)], dtype=np.float64)
+    rgb = palette[labels].astype(np.uint8)
+    keep = labels == 1
+    copied = detail.bridge_corners(labels, rgb, palette, keep)
+    assert copied is not labels and np.count_nonzero(copied != labels) == len(cols) - 1
+    own = labels.copy()
+    bridged = detail.bridge_corners(own, rgb, palette, keep, in_place=True)
+    assert bridged is own and np.array_equal(bridged, copied)
+    wide = labels.astype(np.int64)
+    out = detail.bridge_corners(wide, rgb, palette, keep, in_place=True)
+    assert out is not wide and np.array_equal(out, copied)
+    assert np.array_equal(wide, labels)
+    strided = np.asfortranarray(labels)
+    out = detail.bridge_corners(strided, rgb, palette, keep, in_place=True)
+    assert out is not strided and np.array_equal(out, copied)
+    assert np.array_equal(strided, labels)
+
+
 @pytest.mark.parametrize("transparent", [False, True])
 def test_own_colour_distances_from_the_table_are_the_per_pixel_ones(transparent: bool) -> None:
     # Few distinct colours, many pixels: the table per distinct colour is taken, and its
