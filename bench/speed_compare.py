@@ -19,7 +19,10 @@ it the heap's trim threshold) to the largest block a process has freed, so in a 
 process the images timed before the corpus photo (the median logos) grow and trim the heap
 on every conversion (about 1,500 page faults each), while a worker that has served one
 larger image keeps its heap and pays none. `--warm-all` times every image in that warm
-state, whatever the manifest's order.
+state, whatever the manifest's order. With `--worker-heap` every timing process (vtracer's
+too) first sets the malloc thresholds the service's workers set at start
+(`printjob_adapters.allocator.keep_heap_warm`: glibc's own steady state after one large
+image, set from the first job on).
 """
 
 from __future__ import annotations
@@ -54,7 +57,13 @@ WORKER = r"""
 import json, sys, time
 from pathlib import Path
 method, repeat, items = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-warm_all = sys.argv[4] == "all"
+flags = sys.argv[4].split(",")
+warm_all = "all" in flags
+if "heap" in flags:
+    # The workers' setting (printjob_adapters.allocator), applied alike to every method.
+    import ctypes
+    mallopt = ctypes.CDLL(None).mallopt
+    assert mallopt(-3, 32 << 20) == 1 and mallopt(-1, 64 << 20) == 1
 if method == "vtracer":
     import vtracer
     def run(data, fmt):
@@ -96,6 +105,7 @@ def time_method(
     repeat: int,
     items: list[tuple[str, str]],
     warm_all: bool = False,
+    worker_heap: bool = False,
 ) -> dict[str, float]:
     env = dict(os.environ)
     if tree is not None:
@@ -108,7 +118,7 @@ def time_method(
             method,
             str(repeat),
             json.dumps(items),
-            "all" if warm_all else "each",
+            ",".join(["all" if warm_all else "each"] + (["heap"] if worker_heap else [])),
         ],
         env=env,
         check=True,
@@ -132,6 +142,11 @@ def main() -> int:
         action="store_true",
         help="convert every image once before timing any (a warm worker's heap)",
     )
+    parser.add_argument(
+        "--worker-heap",
+        action="store_true",
+        help="set the workers' malloc thresholds in every timing process, vtracer's too",
+    )
     args = parser.parse_args()
 
     items = corpus_items(args.corpus, {part for part in args.only.split(",") if part})
@@ -144,7 +159,9 @@ def main() -> int:
         figures = {}
         for name, tree in order:
             kind = "vtracer" if tree is None else "printjob"
-            figures[name] = time_method(kind, tree, args.repeat, items, args.warm_all)
+            figures[name] = time_method(
+                kind, tree, args.repeat, items, args.warm_all, args.worker_heap
+            )
             for item_id, seconds in figures[name].items():
                 best[name][item_id] = min(seconds, best[name].get(item_id, seconds))
         rounds.append(figures)

@@ -513,6 +513,7 @@ def worker_main(settings: Any, supervised: bool = True, engine: Engine | None = 
     stops when its parent (the server) is gone. `engine` replaces the tracing engine
     (the reliability tests' hostile engines).
     """
+    from printjob_adapters.allocator import keep_heap_warm
     from printjob_adapters.bootstrap import bootstrap
 
     configure_logging(settings.log_format)
@@ -520,6 +521,8 @@ def worker_main(settings: Any, supervised: bool = True, engine: Engine | None = 
     install_stop_signals(stop)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     cap_memory(settings.worker_memory_mb)
+    # Every job traced as on a warm heap, not only those after the first large image.
+    keep_heap_warm()
     parent = os.getppid()
     if supervised:
         _die_with_parent()
