@@ -23,6 +23,14 @@ What tells them apart is where the pixels of one exact colour lie (`find`):
    `detail.recover_strokes`), and at least `INK_PIXELS` lie off lines one pixel wide of
    `LINE` pixels or more (a 1-px outline in a grey of its own, or the darker share of a
    line drawn between two pixels, is the line rule's: `detail._drawn_lines`).
+4. Failing 3 for want of strokes off 1-px lines, a colour is still drawn in lines of its
+   own (a checkbox's border, only ever 1 px wide) when at least `INK_PIXELS` of its line
+   pixels have no lighter share of the same mixture beside them and are no mixture of
+   the two colours on either side (`_shared`: the line drawn between two pixels, and an
+   anti-aliased edge between two colours, are), and 2 and 3's runs hold over its strokes
+   and those lines. Such a *line grey* stays out of the palette (`Found.lines`): only its
+   lines' pixels take it (`with_lines`): as a palette colour it would also take the
+   fringe and faint stems of the text beside it (greys' mixtures tie).
 Cost: the candidates' P pixels listed from the R colour runs, O(R + P), no map of the
 whole image; step 3's runs both ways counted over all of a candidate's pixels, O(P), which
 rejects most anti-aliasing tints before step 2; then O(P REACH^2) gathers for the pixels
