@@ -290,7 +290,7 @@ def _shared(
     a grey shadow) is a line whose colour is a mixture of the two beside it, left and
     right or above and below. A line drawn in a grey of its own (a checkbox's border)
     has the paper, or colours it is no mixture of, beside it. `tolerances` are
-    (`rgb`, `mix`). O(P K) for P pixels and K palette colours."""
+    (`rgb`, `mix`). O(P K) time for P pixels and K palette colours, O(P) memory."""
     height, width = shape
     rgb_tol, mix_tol = tolerances
     ink, paper = ends
@@ -307,10 +307,12 @@ def _shared(
         sides.append(seen)
         t = ((seen - ink) @ towards) / norm
         off = seen - ink - t[:, None] * towards
-        near = seen[:, None, :] - pal[None, :, :]
         lighter = (t > level + PAST) & (t < 1.0 - PAST)
         lighter &= (off * off).sum(axis=1) < mix_tol * mix_tol
-        lighter &= (near * near).sum(axis=2).min(axis=1) > (2.0 * rgb_tol) ** 2
+        # Off every palette colour, one colour at a time: O(P) memory, not O(P K).
+        for known in pal:
+            gap = seen - known
+            lighter &= (gap * gap).sum(axis=1) > (2.0 * rgb_tol) ** 2
         shared |= lighter
     for one, other in ((sides[0], sides[1]), (sides[2], sides[3])):
         across = other - one
