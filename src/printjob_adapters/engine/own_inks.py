@@ -23,6 +23,14 @@ What tells them apart is where the pixels of one exact colour lie (`find`):
    `detail.recover_strokes`), and at least `INK_PIXELS` lie off lines one pixel wide of
    `LINE` pixels or more (a 1-px outline in a grey of its own, or the darker share of a
    line drawn between two pixels, is the line rule's: `detail._drawn_lines`).
+4. Failing 3 for want of strokes off 1-px lines, a colour is still drawn in lines of its
+   own (a checkbox's border, only ever 1 px wide) when at least `INK_PIXELS` of its line
+   pixels have no lighter share of the same mixture beside them and are no mixture of
+   the two colours on either side (`_shared`: the line drawn between two pixels, and an
+   anti-aliased edge between two colours, are), and 2 and 3's runs hold over its strokes
+   and those lines. Such a *line grey* stays out of the palette (`Found.lines`): only its
+   lines' pixels take it (`with_lines`): as a palette colour it would also take the
+   fringe and faint stems of the text beside it (greys' mixtures tie).
 Cost: the candidates' P pixels listed from the R colour runs, O(R + P), no map of the
 whole image; step 3's runs both ways counted over all of a candidate's pixels, O(P), which
 rejects most anti-aliasing tints before step 2; then O(P REACH^2) gathers for the pixels
@@ -34,6 +42,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -94,41 +103,55 @@ class Colours(Protocol):
     def run_length(self) -> npt.NDArray[np.int64]: ...
 
 
+@attrs.frozen(eq=False)
+class Found:
+    """What `find` found: the inks drawn in strokes of their own (`inks`, sRGB (M, 3)),
+    which join the palette, and the greys drawn only as 1-px lines of their own
+    (`lines`, sRGB (L, 3)) with each one's pixels (`line_pixels`, flat indices), which
+    only those pixels take: the palette without them labels everything else."""
+
+    inks: FloatArray
+    lines: FloatArray
+    line_pixels: tuple[npt.NDArray[np.intp], ...]
+
+
+NONE = Found(np.zeros((0, 3)), np.zeros((0, 3)), ())
+
+
 def find(
     rgb: npt.NDArray[np.uint8],
     colours: Colours,
     palette: FloatArray,
     rgb_tol: float,
     mix_tol: float,
-) -> FloatArray:
-    """The colours (sRGB, (M, 3)) drawn as strokes of their own that `palette` holds only
-    as mixtures of two of its colours; see the module's docstring. `rgb` is the image
-    (H, W, 3 or 4) `colours` was found in; `rgb_tol` and `mix_tol` are
+) -> Found:
+    """The colours drawn as strokes of their own, or as 1-px lines of their own, that
+    `palette` holds only as mixtures of two of its colours; see the module's docstring.
+    `rgb` is the image (H, W, 3 or 4) `colours` was found in; `rgb_tol` and `mix_tol` are
     `quantise.Tolerances`' `rgb` and `mix`. Cost: O(U K^2 + N) when there are
     candidates, O(U) otherwise."""
-    none = np.zeros((0, 3))
     if len(palette) < 2:
-        return none
+        return NONE
     pal = np.asarray(palette, dtype=np.float64)
     many = np.flatnonzero(
         (colours.count >= INK_PIXELS) & (colours.flat <= INK_FLAT * colours.count)
     )
     if len(many) == 0:
-        return none
+        return NONE
     cand = colours.rgb[many].astype(np.float64)
     off = cand[:, None, :] - pal[None, :, :]
     # Off every palette colour by more than a pixel's own tolerance.
     away = np.sqrt((off * off).sum(axis=2)).min(axis=1) > 2.0 * rgb_tol
     many, cand = many[away], cand[away]
     if len(many) == 0:
-        return none
+        return NONE
     first, second = np.triu_indices(len(pal), 1)
     res = _residual(cand, pal[first], pal[second])
     best = np.argmin(res, axis=1)
     mixture = res[np.arange(len(many)), best] < mix_tol
     many, cand, best = many[mixture], cand[mixture], best[mixture]
     if len(many) == 0:
-        return none
+        return NONE
     order = np.argsort(-colours.count[many], kind="stable")[:MOST]
     many, cand, best = many[order], cand[order], best[order]
     height, width = rgb.shape[:2]
@@ -141,27 +164,66 @@ def find(
     runs = np.minimum(*_beside(at, inverse, many[of], width, len(many), of))
     keep = (runs >= INK_RUNS)[of]
     if not keep.any():
-        return none
+        return NONE
     at, of = at[keep], of[keep]
     # Step 2 for every candidate's pixels at once: whether nothing within reach goes past
     # each pixel towards either end of its candidate's mixture.
     fade_a, fade_b = _fades(rows, at, (height, width), pal[first[best]][of], pal[second[best]][of])
     found: list[FloatArray] = []
+    lines: list[FloatArray] = []
+    line_pixels: list[npt.NDArray[np.intp]] = []
     for i in np.flatnonzero(
         np.bincount(of, fade_a | fade_b, minlength=len(many)) >= OWN_SHARE * INK_PIXELS
     ).tolist():
         mine = of == i
         pixels = at[mine]
-        strokes = ~_thin_lines(pixels, width)
-        if np.count_nonzero(strokes) < INK_PIXELS:
-            continue
-        least = OWN_SHARE * np.count_nonzero(strokes)
-        own = max(
-            np.count_nonzero(fade_a[mine] & strokes), np.count_nonzero(fade_b[mine] & strokes)
-        )
-        if own >= least and _both_ways(pixels[strokes], inverse, int(many[i]), width) >= INK_RUNS:
+        thin = _thin_lines(pixels, width)
+        if _own_strokes(~thin, fade_a[mine], fade_b[mine], pixels, inverse, int(many[i]), width):
             found.append(cand[i])
-    return np.array(found).reshape(-1, 3)
+            continue
+        if np.count_nonzero(thin) < INK_PIXELS:
+            continue
+        # Step 4: a grey drawn only as 1-px lines (a checkbox's border) when nothing
+        # beside them is a lighter share of the same mixture or the lines are no edge
+        # between two colours (`_shared`).
+        ends = pal[first[best[i]]], pal[second[best[i]]]
+        ink, paper = (
+            ends if np.count_nonzero(fade_a[mine]) >= np.count_nonzero(fade_b[mine]) else ends[::-1]
+        )
+        drawn = thin.copy()
+        drawn[thin] = ~_shared(
+            rows, pixels[thin], (height, width), (ink, paper), pal, (rgb_tol, mix_tol)
+        )
+        if np.count_nonzero(drawn) >= INK_PIXELS and _own_strokes(
+            ~thin | drawn, fade_a[mine], fade_b[mine], pixels, inverse, int(many[i]), width
+        ):
+            lines.append(cand[i])
+            line_pixels.append(pixels[drawn])
+    if not found and not lines:
+        return NONE
+    return Found(np.array(found).reshape(-1, 3), np.array(lines).reshape(-1, 3), tuple(line_pixels))
+
+
+def _own_strokes(
+    strokes: npt.NDArray[np.bool_],
+    fade_a: npt.NDArray[np.bool_],
+    fade_b: npt.NDArray[np.bool_],
+    pixels: npt.NDArray[np.intp],
+    inverse: npt.NDArray[np.signedinteger[Any]],
+    colour: int,
+    width: int,
+) -> bool:
+    """Whether the `strokes` among a candidate's `pixels` make an ink of its own: at least
+    `INK_PIXELS` of them, `OWN_SHARE` fading one way (`_fades`), running both ways
+    (`_both_ways`). O(P)."""
+    count = np.count_nonzero(strokes)
+    if count < INK_PIXELS:
+        return False
+    own = max(np.count_nonzero(fade_a & strokes), np.count_nonzero(fade_b & strokes))
+    return (
+        bool(own >= OWN_SHARE * count)
+        and _both_ways(pixels[strokes], inverse, colour, width) >= INK_RUNS
+    )
 
 
 def _residual(
@@ -208,6 +270,56 @@ def _thin_lines(pixels: npt.NDArray[np.intp], width: int) -> npt.NDArray[np.bool
     has_block[group[block]] = True
     thin: npt.NDArray[np.bool_] = (size[group] >= LINE) & ~has_block[group]
     return thin
+
+
+def _shared(
+    rows: npt.NDArray[np.uint8],
+    pixels: npt.NDArray[np.intp],
+    shape: tuple[int, int],
+    ends: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    pal: npt.NDArray[np.float64],
+    tolerances: tuple[float, float],
+) -> npt.NDArray[np.bool_]:
+    """For the pixels (flat indices) of 1-px lines in one exact colour, a mixture of
+    `ends` (the ink, then the paper it fades to): whether the line there is a share of an
+    edge rather than drawn in that colour. A line of one colour drawn between two pixels
+    is two lines side by side, its darker share and its lighter: beside the darker lies
+    a lighter share of the same mixture (on it within the `mix` tolerance, past the line
+    towards the paper by `PAST` of coverage, off every palette colour by more than twice
+    the `rgb` tolerance). An anti-aliased edge between two colours (a black outline and
+    a grey shadow) is a line whose colour is a mixture of the two beside it, left and
+    right or above and below. A line drawn in a grey of its own (a checkbox's border)
+    has the paper, or colours it is no mixture of, beside it. `tolerances` are
+    (`rgb`, `mix`). O(P K) time for P pixels and K palette colours, O(P) memory."""
+    height, width = shape
+    rgb_tol, mix_tol = tolerances
+    ink, paper = ends
+    towards = paper - ink
+    norm = max(float(towards @ towards), 1e-9)
+    y, x = np.divmod(pixels, width)
+    colour = rows.take(pixels, axis=0)[:, :3].astype(np.float64)
+    level = ((colour - ink) @ towards) / norm
+    shared = np.zeros(len(pixels), dtype=bool)
+    sides: list[npt.NDArray[np.float64]] = []
+    for step, inside in ((1, x < width - 1), (-1, x > 0), (width, y < height - 1), (-width, y > 0)):
+        # Pixels on the image's border read themselves past it: no share, no edge.
+        seen = rows.take(np.where(inside, pixels + step, pixels), axis=0)[:, :3].astype(np.float64)
+        sides.append(seen)
+        t = ((seen - ink) @ towards) / norm
+        off = seen - ink - t[:, None] * towards
+        lighter = (t > level + PAST) & (t < 1.0 - PAST)
+        lighter &= (off * off).sum(axis=1) < mix_tol * mix_tol
+        # Off every palette colour, one colour at a time: O(P) memory, not O(P K).
+        for known in pal:
+            gap = seen - known
+            lighter &= (gap * gap).sum(axis=1) > (2.0 * rgb_tol) ** 2
+        shared |= lighter
+    for one, other in ((sides[0], sides[1]), (sides[2], sides[3])):
+        across = other - one
+        t = ((colour - one) * across).sum(axis=1) / np.maximum((across * across).sum(axis=1), 1e-9)
+        off = colour - one - t[:, None] * across
+        shared |= (t > 0.05) & (t < 0.95) & ((off * off).sum(axis=1) < mix_tol * mix_tol)
+    return shared
 
 
 def _pixels_of(
@@ -313,6 +425,29 @@ def _fades(
         most[live], least[live] = ring_most, ring_least
         live = live[(ring_least >= low) | (ring_most <= high)]
     return inner & (least >= own - PAST), inner & (most <= own + PAST)
+
+
+def with_lines(
+    labels: npt.NDArray[np.int32],
+    palette: npt.NDArray[np.float64],
+    found: Found,
+    colors: int | None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+    """The label map and palette with the greys `find` found drawn only as 1-px lines
+    (`found.lines`) added, each given to its lines' pixels alone: nearest-colour
+    assignment would also give a grey the fringe of every darker stroke its colour
+    passes through (greys' mixtures tie), and the unmixing would read faint strokes of
+    it in text. With an explicit colour count, only the lines that fit within
+    `colors` (the commonest first, as `find` lists them). Neither argument is changed.
+    O(N) for the copy of the map."""
+    room = len(found.lines) if colors is None else max(colors - len(palette), 0)
+    if room == 0:
+        return labels, palette
+    out = labels.copy()
+    flat = out.reshape(-1)
+    for i, pixels in enumerate(found.line_pixels[:room]):
+        flat[pixels] = len(palette) + i
+    return out, np.vstack([palette, found.lines[:room]])
 
 
 def marks(

@@ -772,13 +772,15 @@ def find_palette(
     on_bands: Callable[[int], None] | None = None,
     tol: Tolerances | None = None,
     on_inks: Callable[[FloatArray], None] | None = None,
+    on_lines: Callable[[own_inks.Found], None] | None = None,
 ) -> FloatArray:
     """Steps 3-5: the palette for `colors` (exact when given, fewest faithful when None).
     `tick` is a cancel check, called between units of the k-means (`refine_palette`).
     `on_bands` hears, for smooth shaded art, how many flat colours lead the palette before
     its band colours (`shading`). `on_inks` hears the colours added as inks of their own
-    (`own_inks`), which are no anti-aliasing tints. `tol`, `tolerances(maps)` when the
-    caller has it."""
+    (`own_inks`), which are no anti-aliasing tints; `on_lines` the greys drawn only as
+    1-px lines of their own, which stay out of the palette returned (only their lines'
+    pixels take them). `tol`, `tolerances(maps)` when the caller has it."""
     if tol is None:
         tol = tolerances(maps)
     hist = colour_histogram(rgb, maps, colours)
@@ -806,7 +808,10 @@ def find_palette(
     if explained and (colors is not None or not shaded):
         if colours is not None and maps.noise < colour_count.CLEAN_NOISE:
             # Clean flat art: strokes drawn in a colour between two of the palette's.
-            inks = own_inks.find(rgb, colours, palette, tol.rgb, tol.mix)
+            found = own_inks.find(rgb, colours, palette, tol.rgb, tol.mix)
+            inks = found.inks
+            if len(found.lines) and on_lines is not None:
+                on_lines(found)
             if len(inks):
                 palette = np.vstack([palette, inks])
                 if on_inks is not None:

@@ -117,6 +117,7 @@ def segment(
     # Smooth shaded art tells how many flat colours lead its band colours.
     flat_colours: list[int] = []
     inks: list[npt.NDArray[np.floating[Any]]] = []
+    lines: list[own_inks.Found] = []
     palette = quantise.find_palette(
         rgb,
         maps,
@@ -126,6 +127,7 @@ def segment(
         on_bands=flat_colours.append,
         tol=tol,
         on_inks=inks.append,
+        on_lines=lines.append,
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
@@ -151,6 +153,9 @@ def segment(
         own_inks.marks(palette, inks),
     )
     labels, palette = recovered.labels, recovered.palette
+    if lines:
+        # Greys drawn only as 1-px lines of their own: their lines' pixels, no others.
+        labels, palette = own_inks.with_lines(labels, palette, lines[0], colors)
     checkpoint(0.65)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
     near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None

@@ -160,10 +160,102 @@ def test_a_faint_hairline_and_a_line_between_pixels_are_no_inks() -> None:
     found = own_inks.find(
         rgba, _colours(rgba), np.array([WHITE, (0, 0, 0)], dtype=np.float64), 6.0, 8.0
     )
-    assert len(found) == 0, found
+    assert len(found.inks) == 0, found.inks
+    assert len(found.lines) == 0, found.lines
 
 
 def _colours(rgba: npt.NDArray[np.uint8]) -> own_inks.Colours:
     from printjob_adapters.engine import quantise
 
     return quantise.distinct_colours(rgba, quantise.pixel_maps(rgba))
+
+
+# A grey drawn only as 1-px outlines (a dialog's checkboxes and its text field's border):
+# every side of such a box is a 1-px line, and it appears nowhere else.
+PANEL: RGB = (246, 246, 248)
+HEADER: RGB = (52, 58, 70)
+BORDER: RGB = (90, 90, 100)
+FIELD_BORDER: RGB = (170, 170, 180)
+
+
+def _dialog(scale: int, grid: bool = False) -> npt.NDArray[np.uint8]:
+    """A settings dialog: a dark title bar, three 12-px checkboxes with 1-px borders in
+    `BORDER` and 11-px labels, a white text field with a 1-px border in `FIELD_BORDER`
+    (or, with `grid`, a table of 1-px rules in `BORDER` instead of the checkboxes). Drawn
+    at `scale` and box-reduced: at 1 as a screen draws it (text anti-aliased, the boxes
+    not), at 4 with every edge anti-aliased (the 1-px lines on whole pixels)."""
+    s = scale
+    big = Image.new("RGB", (260 * s, 160 * s), PANEL)
+    draw = ImageDraw.Draw(big)
+    draw.rectangle((0, 0, 260 * s - 1, 24 * s - 1), fill=HEADER)
+    font = ImageFont.truetype(FONT, 11 * s)
+    if grid:
+        for i in range(5):
+            y = (40 + 20 * i) * s
+            draw.rectangle((16 * s, y, 136 * s - 1, y + s - 1), fill=BORDER)
+        for i in range(4):
+            x = (16 + 40 * i) * s
+            draw.rectangle((x, 40 * s, x + s - 1, 120 * s), fill=BORDER)
+        draw.text((22 * s, 44 * s), "Paper", fill=(40, 40, 48), font=font)
+    else:
+        for i, label in enumerate(("Print both sides", "Collate pages", "Black and white")):
+            x, y = 16 * s, (40 + 24 * i) * s
+            draw.rectangle((x, y, x + 12 * s - 1, y + 12 * s - 1), outline=BORDER, width=s)
+            draw.text((x + 18 * s, y - s), label, fill=(40, 40, 48), font=font)
+    draw.rectangle(
+        (150 * s, 40 * s, 240 * s - 1, 60 * s - 1),
+        fill=WHITE,
+        outline=FIELD_BORDER,
+        width=s,
+    )
+    draw.text((156 * s, 44 * s), "Letter", fill=(20, 20, 24), font=font)
+    small = big.resize((260, 160), Image.Resampling.BOX) if s > 1 else big
+    return np.asarray(small.convert("RGBA")).copy()
+
+
+@pytest.mark.parametrize("exact", [False, True], ids=["automatic", "colors=N"])
+@pytest.mark.parametrize(
+    ("scale", "grid"), [(1, False), (4, False), (1, True)], ids=["aliased", "anti-aliased", "rules"]
+)
+def test_greys_drawn_only_as_1px_lines_keep_their_colour(
+    scale: int, grid: bool, exact: bool
+) -> None:
+    rgba = _dialog(scale, grid)
+    seg = segmentation.segment(rgba, 6 if exact else None, Background.KEEP, silent())
+    for grey in (BORDER, FIELD_BORDER):
+        off = _delta_e(seg.palette, grey)
+        index = int(np.argmin(off))
+        assert off[index] <= SAME, (grey, seg.palette)
+        own = (rgba[..., :3] == np.array(grey)).all(axis=2)
+        share = float((seg.labels[own] == index).mean())
+        assert share >= LABELLED, (grey, share)
+    # The labels' anti-aliasing stays the text's: no letter takes a border's grey.
+    text = (np.abs(rgba[:, :, :3].astype(int) - 40) <= 12).all(axis=2)
+    border = int(np.argmin(_delta_e(seg.palette, BORDER)))
+    assert float((seg.labels[text] == border).mean()) <= 0.02
+
+
+def test_an_edge_fading_between_two_colours_is_no_ink() -> None:
+    # Filled squares whose edges lie half a pixel off the grid, on white and on each
+    # other, beside text: each edge is a 1-px line of one exact mixture, running both
+    # ways, between the two colours on either side of it.
+    big = Image.new("RGB", (SCALE * 220, SCALE * 120), WHITE)
+    draw = ImageDraw.Draw(big)
+    half = SCALE // 2
+    draw.rectangle(
+        (10 * SCALE + half, 10 * SCALE + half, 70 * SCALE + half, 70 * SCALE + half), (0, 0, 0)
+    )
+    draw.rectangle((90 * SCALE, 10 * SCALE, 160 * SCALE, 80 * SCALE), (30, 90, 200))
+    draw.rectangle(
+        (110 * SCALE + half, 30 * SCALE + half, 140 * SCALE + half, 60 * SCALE + half),
+        (220, 40, 40),
+    )
+    draw.text(
+        (10 * SCALE, 90 * SCALE),
+        "Proof ok",
+        fill=(0, 0, 0),
+        font=ImageFont.truetype(FONT, 14 * SCALE),
+    )
+    rgba = _reduced(big)
+    seg = segmentation.segment(rgba, None, Background.KEEP, silent())
+    assert len(seg.palette) == 4, seg.palette
