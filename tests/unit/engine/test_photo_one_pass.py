@@ -32,13 +32,15 @@ def _sky(seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
     return labels, np.rint(rgb).astype(np.uint8)
 
 
-def test_one_pass_only_for_a_large_photo_of_a_dense_palette_that_is_not_texture() -> None:
+def test_one_pass_only_for_a_large_photo_of_many_specks_and_a_dense_palette() -> None:
     near = np.ones((3, 3), dtype=bool)
     over = cleanup.SPECK_SCALE_PIXELS + 1
-    assert cleanup.specks_in_one_pass(over, near, texture=False)
-    assert not cleanup.specks_in_one_pass(over, near, texture=True)
-    assert not cleanup.specks_in_one_pass(over, None, texture=False)
-    assert not cleanup.specks_in_one_pass(cleanup.SPECK_SCALE_PIXELS, near, texture=False)
+    many = int(cleanup.ONE_PASS_COMPONENTS * over) + 1
+    assert cleanup.specks_in_one_pass(over, many, near, texture=False)
+    assert not cleanup.specks_in_one_pass(over, many, near, texture=True)
+    assert not cleanup.specks_in_one_pass(over, many, None, texture=False)
+    assert not cleanup.specks_in_one_pass(over, many // 2, near, texture=False)
+    assert not cleanup.specks_in_one_pass(cleanup.SPECK_SCALE_PIXELS, many, near, texture=False)
 
 
 def test_a_large_photos_first_clean_up_leaves_its_specks_to_the_speck_filter(
@@ -56,13 +58,15 @@ def test_a_large_photos_first_clean_up_leaves_its_specks_to_the_speck_filter(
 
 
 def test_a_faint_star_far_from_the_sky_stays_in_a_large_photo(large: None) -> None:
-    labels = np.zeros((SIDE, SIDE), dtype=np.int32)
-    labels[100, 100:103] = 2  # a 3-pixel star: a lone speck of a noisy image
-    rgb = np.rint(PALETTE[labels]).astype(np.uint8)
+    labels, rgb = _sky()
+    labels[99:102, 99:104] = 0
+    labels[100, 100:103] = 2  # a 3-pixel star on the noisy sky
+    rgb[labels == 2] = PALETTE[2]
     near = colour_count.near_equal(PALETTE)
-    assert not near[0, 2]
+    assert not near[0, 2] and not near[1, 2]
     comps = cleanup.label_components(labels)
     args = (labels, rgb, PALETTE, 3.0, 10.0, 8.0)
+    assert cleanup.specks_in_one_pass(labels.size, comps.count, near, texture=False)
     # As in a smaller photo's two clean-ups, a speck of more than `SPECK_TINY` pixels far
     # in colour from every neighbour is the photo's own.
     out = cleanup.clean_speckles(*args, comps=comps, near=near, texture=False).labels()
@@ -70,7 +74,7 @@ def test_a_faint_star_far_from_the_sky_stays_in_a_large_photo(large: None) -> No
         out, rgb, PALETTE, max_size=96, near=near, texture=False, keep=np.zeros_like(out, bool)
     )
     assert (out[100, 100:103] == 2).all()
-    assert (out[labels == 0] == 0).all()
+    assert (out == 2).sum() == 3
 
 
 def test_the_speck_filter_of_a_large_photo_ends_with_a_mode_filter_pass(
