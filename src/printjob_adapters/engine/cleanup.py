@@ -416,6 +416,10 @@ def clean_speckles(
     """
     if comps is None:
         comps = label_components(labels)
+    if specks_in_one_pass(labels.size, comps.count, near, texture):
+        # Every speck this step would look at is under the speck filter's area, which
+        # decides it (`specks_in_one_pass`).
+        return comps
     flat_rgb = pixel_rows(rgb)
     palette_lab = srgb_to_lab(palette)
     kept_base = _kept_base(comps, keep)
@@ -537,6 +541,45 @@ TEXTURE_FLAT = 0.18
 TEXTURE_BUDGET = 40.0
 
 
+def specks_in_one_pass(
+    pixels: int, components: int, near: npt.NDArray[np.bool_] | None, texture: bool
+) -> bool:
+    """Whether a photo's specks are all decided by the speck filter (`merge_specks`), not
+    first by `clean_speckles`: a photo of a dense palette (`near`) over
+    `SPECK_SCALE_PIXELS`, not `texture`, whose map has at least `ONE_PASS_COMPONENTS`
+    components (`components`) a pixel. Its speck filter's area (`speck_area`, 96 pixels
+    at 3 MP) covers every speckle `clean_speckles` looks at (`SPECKLE_MAX`), under the
+    photo rule `clean_speckles` applies too (a speck joins the neighbour nearest its
+    colour when within `SPECK_REACH`, or when of `SPECK_TINY` pixels), so a first
+    clean-up of its hundreds of thousands of specks (the Hubble deep field at 3 MP:
+    554,000 components, 1.1 s of 6.4) and the detail mask judged again after it buy
+    little: ΔE2000 at 1x 2.70 → 2.71. What differs is the neighbour a speck joins (the
+    one nearest its colour among the larger ones, not among all) and the mode filter
+    seeing the specks before they merge. A photo of fewer specks keeps the two steps,
+    which cost it little and leave it fewer segments (the astronaut at 3 MP: 266,000
+    segments, 278,000 in one pass). O(1)."""
+    return (
+        near is not None
+        and not texture
+        and pixels > SPECK_SCALE_PIXELS
+        and components >= ONE_PASS_COMPONENTS * pixels
+    )
+
+
+#: The components a pixel of a photo's map from which its specks are decided in one
+#: pass (`specks_in_one_pass`): the Hubble deep field at 3 MP has 0.18 at its first
+#: labelling and 0.07 after its mode filter (at its speck filter); Grace Hopper, the
+#: astronaut and the stained tissue sample 0.017-0.032 and under 0.01.
+ONE_PASS_COMPONENTS = 0.05
+
+
+#: A photo whose specks are decided in one pass (`specks_in_one_pass`) gets this many
+#: mode-filter passes (`majority_smooth`) after its speck filter: the specks it merged
+#: leave ragged boundaries between near-equal colours, which the pass straightens (the
+#: Hubble deep field at 3 MP: 322,000 → 281,000 segments, ΔE2000 at 1x 2.707 → 2.71).
+AFTER_SPECKS_PASSES = 1
+
+
 def speck_area(pixels: int, photo: bool) -> int:
     """The speck filter's area (`SPECK_AREA`) for an image of `pixels`: in proportion to
     the pixels over `SPECK_SCALE_PIXELS` for a `photo` (a dense palette), else as it is.
@@ -636,6 +679,7 @@ def merge_specks(
     list only shrinks) and O(n log n) for n components (`_merge`).
     """
     comps = label_components(labels)
+    first_count = comps.count
     flat_rgb = pixel_rows(rgb)
     kept_base = _kept_base(comps, keep)
     palette_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64)) if near is not None else None
@@ -693,7 +737,12 @@ def merge_specks(
         new_label = comp_label.copy()
         new_label[c[best]] = comp_label[g[best]]
         comps = _merge(comps, new_label, pixels, current)
-    return comps.labels()
+    out = comps.labels()
+    if specks_in_one_pass(labels.size, first_count, near, texture):
+        out = majority_smooth(
+            out, AFTER_SPECKS_PASSES, keep_every_colour=keep_every_colour, keep=keep, near=near
+        )
+    return out
 
 
 def join_lone_pixels(
