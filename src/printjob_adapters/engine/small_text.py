@@ -266,6 +266,10 @@ def find_letters(
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
     block = area >= SOLID * height * width
+    if ringing is not None and block.any():
+        # With the ringing left out a bold stem or a letter whose counter JPEG filled is
+        # as solid as a bullet (a 2-px "l" of 8-px bold); in a line of type it is a letter.
+        block &= _text_lines(extent) < 0
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
         return None
@@ -1284,6 +1288,94 @@ def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np
     return attrs.evolve(letters, ink=ink, ink_colour=colour)
 
 
+def _letter_extents(component: IntArray, count: int) -> npt.NDArray[np.int64]:
+    """Per letter of `component` (of `count`): its box (first row, row past the last,
+    first column, column past the last). O(pixels of the letters)."""
+    rows, cols = np.nonzero(component)
+    owner = component[rows, cols] - 1
+    extent = np.empty((count, 4), dtype=np.int64)
+    extent[:, 0] = rows.max() + 1
+    extent[:, 1] = 0
+    extent[:, 2] = cols.max() + 1
+    extent[:, 3] = 0
+    np.minimum.at(extent[:, 0], owner, rows)
+    np.maximum.at(extent[:, 1], owner, rows + 1)
+    np.minimum.at(extent[:, 2], owner, cols)
+    np.maximum.at(extent[:, 3], owner, cols + 1)
+    return extent
+
+
+def _one_ink_per_run(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> tuple[Letters, FloatArray]:
+    """JPEG'd coloured type drawn in one ink per run of type, not a tint per letter.
+
+    JPEG q90 red type on cream is segmented into 20 to 28 colours, the red in several
+    tints (the chroma blur spreads it thin over each 8-px letter), and each letter took
+    the tint most of its pixels have: a word pink, the next dark red, 13 to 17 colours
+    in the file where a print shop wants the text in one ink. The letters of a line of
+    type (`_text_lines`) on one paper are one run; runs whose inks (the median of their
+    letters' strongest quarter, `_strongest`) lie within `SAME_INK` of one another are
+    one ink. A letter whose own strongest pixels are that ink, or a mixture of it with
+    the paper (`MIX_RESIDUAL`), is drawn in it (added as a colour: automatic colours
+    only) and its coverage measured against it, so every letter of the run has the
+    same weight; a word in another ink keeps its own. Only where JPEG's ringing was
+    left out (`Letters.ringing`). O(pixels of the letters) + O(L²) for the lines."""
+    if letters.count < LINE_LETTERS:
+        return letters, palette
+    extent = _letter_extents(letters.component, letters.count)
+    line = _text_lines(extent)
+    inline = line >= 0
+    if not inline.any():
+        return letters, palette
+    seen, strength = _strongest(rgb, letters, palette)
+    # One run per line and paper.
+    k = len(palette)
+    run_key = np.where(inline, line * k + letters.paper, -1)
+    runs, run_of = np.unique(run_key[inline], return_inverse=True)
+    run_ink = np.empty((len(runs), 3), dtype=np.float64)
+    for r in range(len(runs)):
+        mine = run_of == r
+        chosen = np.flatnonzero(inline)[mine]
+        strong = chosen[strength[chosen] >= np.quantile(strength[chosen], 0.75)]
+        run_ink[r] = np.median(seen[strong], axis=0)
+    # Runs on one paper with inks within `SAME_INK` are one ink.
+    run_paper = runs % k
+    near = np.sqrt(((run_ink[:, None, :] - run_ink[None, :, :]) ** 2).sum(axis=2)) <= SAME_INK
+    near &= run_paper[:, None] == run_paper[None, :]
+    here, there = np.nonzero(np.triu(near, 1))
+    from printjob_adapters.engine.graphs import connected_components
+
+    groups, group_of = connected_components(len(runs), here, there)
+    letter_group = np.full(letters.count, -1, dtype=np.int64)
+    letter_group[inline] = group_of[run_of]
+    ink = letters.ink.copy()
+    colour = letters.ink_colour.copy()
+    added: list[FloatArray] = []
+    for g in range(groups):
+        chosen = np.flatnonzero(letter_group == g)
+        strong = chosen[strength[chosen] >= np.quantile(strength[chosen], 0.75)]
+        new = np.median(seen[strong], axis=0)
+        paper = palette[letters.paper[chosen]]
+        span = new - paper
+        offset = seen[chosen] - paper
+        length = np.maximum((span * span).sum(axis=1), 1e-9)
+        amount = (span * offset).sum(axis=1) / length
+        apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
+        same = np.sqrt(((seen[chosen] - new) ** 2).sum(axis=1)) <= SAME_INK
+        mixed = (apart <= MIX_RESIDUAL) & (amount >= MIN_MIX) & (amount <= 1.0 + MIX_BEYOND)
+        members = chosen[same | mixed]
+        if len(members) < LINE_LETTERS:
+            continue
+        ink[members] = k + len(added)
+        # Each letter's coverage against its own strongest pixels: a thin letter's are
+        # still partly paper, and against the run's ink its strokes fell under the cut
+        # (Sans 0.75 against 0.88).
+        colour[members] = seen[members]
+        added.append(new)
+    return _with_added_inks(letters, palette, ink, colour, added)
+
+
 def _own_inks(
     letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
 ) -> tuple[Letters, FloatArray]:
@@ -1474,6 +1566,8 @@ def overlay(
         return None
     if automatic and measured:
         letters, palette = _own_inks(letters, palette, rgba)
+    if automatic and letters.ringing is not None:
+        letters, palette = _one_ink_per_run(letters, palette, rgba)
     elif not automatic:
         letters = _one_ink_per_line(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)
