@@ -173,6 +173,11 @@ MIX_RESIDUAL = 24.0
 MIN_MIX = 0.3
 #: ... and for `_foreign_inks`, no further than this share past the palette colour.
 MIX_BEYOND = 0.1
+#: A letter of a run of JPEG'd coloured type (`_one_ink_per_run`) is of the run's ink
+#: when its strongest pixels lie within this share of the paper-to-ink distance of the
+#: line between them: 4:2:0 JPEG blurs the chroma of a letter at a block's edge further
+#: than `MIX_RESIDUAL` (8-px yellow on blue, q75: 27 sRGB off a span of 234).
+RUN_RESIDUAL = 0.2
 #: Largest mean lightness difference (mean of the channels) between the pixels around
 #: an erased letter and their label's colour (`_on_clean_paper`).
 RING_FIT = 40
@@ -266,9 +271,12 @@ def find_letters(
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
     block = area >= SOLID * height * width
-    if ringing is not None and block.any():
-        # With the ringing left out a bold stem or a letter whose counter JPEG filled is
-        # as solid as a bullet (a 2-px "l" of 8-px bold); in a line of type it is a letter.
+    if ringing is not None and block.any() and len(palette) > _RINGING_COLOURS:
+        # With the ringing of a long palette left out (its tints are every stem's fringe)
+        # a bold stem or a letter whose counter JPEG filled is as solid as a bullet (a 2-px
+        # "l" of 8-px bold red on cream, q90); in a line of type it is a letter, or it is
+        # drawn by the ordinary tracer as a blob of palette tints. Not on a short palette:
+        # JPEG'd yellow on blue at q75 (4 to 7 colours) lost a word in Mono and in Bold.
         block &= _text_lines(extent) < 0
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
@@ -1251,18 +1259,7 @@ def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np
     tint_of_some = ((amount > 0.0) & (amount < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
     if not tint_of_some.any():
         return letters
-    rows, cols = np.nonzero(letters.component)
-    owner = letters.component[rows, cols] - 1
-    extent = np.empty((letters.count, 4), dtype=np.int64)
-    extent[:, 0] = rows.max() + 1
-    extent[:, 1] = 0
-    extent[:, 2] = cols.max() + 1
-    extent[:, 3] = 0
-    np.minimum.at(extent[:, 0], owner, rows)
-    np.maximum.at(extent[:, 1], owner, rows + 1)
-    np.minimum.at(extent[:, 2], owner, cols)
-    np.maximum.at(extent[:, 3], owner, cols + 1)
-    line = _text_lines(extent)
+    line = _text_lines(_letter_extents(letters.component, letters.count))
     inline = line >= 0
     if not inline.any():
         return letters
@@ -1306,7 +1303,7 @@ def _letter_extents(component: IntArray, count: int) -> npt.NDArray[np.int64]:
 
 
 def _one_ink_per_run(
-    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8], segmented: int
 ) -> tuple[Letters, FloatArray]:
     """JPEG'd coloured type drawn in one ink per run of type, not a tint per letter.
 
@@ -1363,15 +1360,21 @@ def _one_ink_per_run(
         amount = (span * offset).sum(axis=1) / length
         apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
         same = np.sqrt(((seen[chosen] - new) ** 2).sum(axis=1)) <= SAME_INK
-        mixed = (apart <= MIX_RESIDUAL) & (amount >= MIN_MIX) & (amount <= 1.0 + MIX_BEYOND)
+        mixed = (
+            (apart <= RUN_RESIDUAL * np.sqrt(length))
+            & (amount >= MIN_MIX)
+            & (amount <= 1.0 + MIX_BEYOND)
+        )
         members = chosen[same | mixed]
-        if len(members) < LINE_LETTERS:
+        # A run already in one ink (JPEG'd yellow on blue: its foreign ink) is left as it is.
+        if len(members) < LINE_LETTERS or (ink[members] == ink[members[0]]).all():
             continue
         ink[members] = k + len(added)
         # Each letter's coverage against its own strongest pixels: a thin letter's are
         # still partly paper, and against the run's ink its strokes fell under the cut
         # (Sans 0.75 against 0.88).
-        colour[members] = seen[members]
+        kept = letters.ink[members] >= segmented
+        colour[members] = np.where(kept[:, None], letters.ink_colour[members], seen[members])
         added.append(new)
     return _with_added_inks(letters, palette, ink, colour, added)
 
@@ -1567,7 +1570,7 @@ def overlay(
     if automatic and measured:
         letters, palette = _own_inks(letters, palette, rgba)
     if automatic and letters.ringing is not None:
-        letters, palette = _one_ink_per_run(letters, palette, rgba)
+        letters, palette = _one_ink_per_run(letters, palette, rgba, len(segmentation.palette))
     elif not automatic:
         letters = _one_ink_per_line(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)
