@@ -111,8 +111,10 @@ _RINGING_COLOURS = 8
 #: `RINGING_PALETTE_SHARE` of the pixels off the paper's colour are labelled with
 #: colours of its lightness: JPEG'd red on cream at q90 is segmented into 20 to 28
 #: colours, most of them tints of the cream ringing around each word (0.6 to 0.7 of
-#: the pixels off the paper), and every word is then one blob taller than a line.
-_MOST_RINGING_COLOURS = 32
+#: the pixels off the paper), and every word is then one blob taller than a line;
+#: 9-px bold yellow on blue at q75 into 111 (the paper 0.58 of the image, tints of its
+#: lightness 0.84 of the rest).
+_MOST_RINGING_COLOURS = 128
 RINGING_PALETTE_SHARE = 0.5
 #: ... and only on a page: the paper at least this share of the image (the JPEG'd type
 #: 0.70 to 0.75; the photos whose files changed without it, `sk-chelsea` with
