@@ -290,6 +290,11 @@ def find_letters(
     # A letter's counters may be labelled with a tint of the paper (a bowl one pixel
     # across is never the paper's own colour): they are no ink, and no stroke is thick.
     inky = candidate[window] & ~np.take(_tints(palette, commonest), labels[window])
+    if len(palette) == 2 and _faint_pair(palette):
+        # A faint mixture labels a word's counters and gaps with the ink too (`colors=2`
+        # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
+        # paper as that ink are strokes, or every such word is thick.
+        inky &= _beyond_ink(rgb[window], palette, commonest)
     letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
@@ -417,6 +422,8 @@ def _candidates(
         mask = colour_masks[ink] if colour_masks is not None else small == ink
         if not _ink_at_least_half_way(rgb, mask, level, ink, commonest):
             reach[:] = 3 * MISFIT
+    if k == 2 and _faint_pair(palette):
+        reach[:] = _faint_reach(level, reach)
     lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
@@ -453,6 +460,41 @@ def _candidates(
     if not candidate.any():
         return None
     return candidate, misfit, commonest, counts.astype(np.int64)
+
+
+def _faint_pair(palette: FloatArray) -> bool:
+    """Whether a two-colour `palette` is a paper and a faint mixture: its colours under
+    `MIN_CONTRAST` apart (8-px grey 180 type on white with `colors=2` gets a grey 221,
+    59 sRGB from the white). O(1)."""
+    apart = palette[1] - palette[0]
+    return bool(np.sqrt((apart * apart).sum()) < MIN_CONTRAST)
+
+
+def _faint_reach(
+    level: npt.NDArray[np.int16], reach: npt.NDArray[np.int16]
+) -> npt.NDArray[np.int16]:
+    """The misfit level of a faint two-colour palette (`_faint_pair`): the whole way from
+    one colour to the other, when at least `LEAST_PAIR_MISFIT` a channel and nearer than
+    `reach`. Half the way to a grey 221 (17 levels a channel) is too near the white for
+    ink, so the fixed level was used and the type's strokes the segmentation labelled
+    white (grey 180: 75 levels) were never misfits, whole words erased ("save", "size");
+    a pixel labelled paper that lies further from it than the palette's ink is more ink
+    than the ink's own pixels. O(1)."""
+    spread = int(abs(int(level[1]) - int(level[0])))
+    if spread < 3 * LEAST_PAIR_MISFIT or spread >= int(reach.min()):
+        return reach
+    return np.full_like(reach, spread)
+
+
+def _beyond_ink(rgb: npt.NDArray[np.uint8], palette: FloatArray, paper: int) -> BoolArray:
+    """Per pixel: whether its lightness lies at least as far from the `paper`'s as the
+    other colour of a two-colour `palette` does. O(pixels given)."""
+    level = np.rint(palette.sum(axis=1)).astype(np.int32)
+    grey = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    beyond: BoolArray = np.abs(grey - level[paper]) >= abs(
+        int(level[1 - paper]) - int(level[paper])
+    )
+    return beyond
 
 
 def _ink_at_least_half_way(

@@ -610,3 +610,18 @@ def test_jpeg_q90_red_type_on_cream_is_printed_in_one_ink(
     assert _inks_off_paper(result.data.decode(), paper) == 1
     recall = _recall_with(image, TraceOptions())
     assert recall >= least, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
+
+
+@pytest.mark.parametrize("other_words", [False, True])
+def test_light_grey_type_on_a_faint_pair_keeps_its_faint_words(other_words: bool) -> None:
+    # 8-px Sans in grey 180 with colors=2: white and a grey 221 over the whole x-height
+    # of some words. Half the way to the grey is too near the white for ink, so strokes
+    # labelled white were never misfits (whole words erased), and words labelled grey
+    # counters and all were thick, drawn as blobs (0.50 and 0.31). Misfits lie the whole
+    # way from the white (`_faint_reach`) and only pixels as far as the grey are strokes
+    # (`_beyond_ink`): 0.81 both.
+    ink, paper = FAINT_GREY
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = _typeset("sans", 8, ink, paper, words)
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= 0.69, f"sans 8 px grey 180 colors=2: {recall:.2f}"
