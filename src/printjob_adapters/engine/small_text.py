@@ -111,8 +111,10 @@ _RINGING_COLOURS = 8
 #: `RINGING_PALETTE_SHARE` of the pixels off the paper's colour are labelled with
 #: colours of its lightness: JPEG'd red on cream at q90 is segmented into 20 to 28
 #: colours, most of them tints of the cream ringing around each word (0.6 to 0.7 of
-#: the pixels off the paper), and every word is then one blob taller than a line.
-_MOST_RINGING_COLOURS = 32
+#: the pixels off the paper), and every word is then one blob taller than a line;
+#: 9-px bold yellow on blue at q75 into 111 (the paper 0.58 of the image, tints of its
+#: lightness 0.84 of the rest).
+_MOST_RINGING_COLOURS = 128
 RINGING_PALETTE_SHARE = 0.5
 #: ... and only on a page: the paper at least this share of the image (the JPEG'd type
 #: 0.70 to 0.75; the photos whose files changed without it, `sk-chelsea` with
@@ -173,6 +175,11 @@ MIX_RESIDUAL = 24.0
 MIN_MIX = 0.3
 #: ... and for `_foreign_inks`, no further than this share past the palette colour.
 MIX_BEYOND = 0.1
+#: A letter of a run of JPEG'd coloured type (`_one_ink_per_run`) is of the run's ink
+#: when its strongest pixels lie within this share of the paper-to-ink distance of the
+#: line between them: 4:2:0 JPEG blurs the chroma of a letter at a block's edge further
+#: than `MIX_RESIDUAL` (8-px yellow on blue, q75: 27 sRGB off a span of 234).
+RUN_RESIDUAL = 0.2
 #: Largest mean lightness difference (mean of the channels) between the pixels around
 #: an erased letter and their label's colour (`_on_clean_paper`).
 RING_FIT = 40
@@ -266,6 +273,13 @@ def find_letters(
     width = extent[:, 3] - extent[:, 2]
     # A solid block (a dot, a square bullet) is no letter: letters have gaps.
     block = area >= SOLID * height * width
+    if ringing is not None and block.any() and len(palette) > _RINGING_COLOURS:
+        # With the ringing of a long palette left out (its tints are every stem's fringe)
+        # a bold stem or a letter whose counter JPEG filled is as solid as a bullet (a 2-px
+        # "l" of 8-px bold red on cream, q90); in a line of type it is a letter, or it is
+        # drawn by the ordinary tracer as a blob of palette tints. Not on a short palette:
+        # JPEG'd yellow on blue at q75 (4 to 7 colours) lost a word in Mono and in Bold.
+        block &= _text_lines(extent) < 0
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
         return None
@@ -276,6 +290,11 @@ def find_letters(
     # A letter's counters may be labelled with a tint of the paper (a bowl one pixel
     # across is never the paper's own colour): they are no ink, and no stroke is thick.
     inky = candidate[window] & ~np.take(_tints(palette, commonest), labels[window])
+    if len(palette) == 2 and _faint_pair(palette):
+        # A faint mixture labels a word's counters and gaps with the ink too (`colors=2`
+        # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
+        # paper as that ink are strokes, or every such word is thick.
+        inky &= _beyond_ink(rgb[window], palette, commonest)
     letter &= ~_thick(inky, found, n)
     if not letter.any():
         return None
@@ -403,6 +422,8 @@ def _candidates(
         mask = colour_masks[ink] if colour_masks is not None else small == ink
         if not _ink_at_least_half_way(rgb, mask, level, ink, commonest):
             reach[:] = 3 * MISFIT
+    if k == 2 and _faint_pair(palette):
+        reach[:] = _faint_reach(level, reach)
     lightness = _Lightness(rgb)
     if len(left_out) <= _FEW_COLOURS:
         # Misfits can only be of the few colours left out: compared to those levels.
@@ -439,6 +460,41 @@ def _candidates(
     if not candidate.any():
         return None
     return candidate, misfit, commonest, counts.astype(np.int64)
+
+
+def _faint_pair(palette: FloatArray) -> bool:
+    """Whether a two-colour `palette` is a paper and a faint mixture: its colours under
+    `MIN_CONTRAST` apart (8-px grey 180 type on white with `colors=2` gets a grey 221,
+    59 sRGB from the white). O(1)."""
+    apart = palette[1] - palette[0]
+    return bool(np.sqrt((apart * apart).sum()) < MIN_CONTRAST)
+
+
+def _faint_reach(
+    level: npt.NDArray[np.int16], reach: npt.NDArray[np.int16]
+) -> npt.NDArray[np.int16]:
+    """The misfit level of a faint two-colour palette (`_faint_pair`): the whole way from
+    one colour to the other, when at least `LEAST_PAIR_MISFIT` a channel and nearer than
+    `reach`. Half the way to a grey 221 (17 levels a channel) is too near the white for
+    ink, so the fixed level was used and the type's strokes the segmentation labelled
+    white (grey 180: 75 levels) were never misfits, whole words erased ("save", "size");
+    a pixel labelled paper that lies further from it than the palette's ink is more ink
+    than the ink's own pixels. O(1)."""
+    spread = int(abs(int(level[1]) - int(level[0])))
+    if spread < 3 * LEAST_PAIR_MISFIT or spread >= int(reach.min()):
+        return reach
+    return np.full_like(reach, spread)
+
+
+def _beyond_ink(rgb: npt.NDArray[np.uint8], palette: FloatArray, paper: int) -> BoolArray:
+    """Per pixel: whether its lightness lies at least as far from the `paper`'s as the
+    other colour of a two-colour `palette` does. O(pixels given)."""
+    level = np.rint(palette.sum(axis=1)).astype(np.int32)
+    grey = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    beyond: BoolArray = np.abs(grey - level[paper]) >= abs(
+        int(level[1 - paper]) - int(level[paper])
+    )
+    return beyond
 
 
 def _ink_at_least_half_way(
@@ -1247,18 +1303,7 @@ def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np
     tint_of_some = ((amount > 0.0) & (amount < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
     if not tint_of_some.any():
         return letters
-    rows, cols = np.nonzero(letters.component)
-    owner = letters.component[rows, cols] - 1
-    extent = np.empty((letters.count, 4), dtype=np.int64)
-    extent[:, 0] = rows.max() + 1
-    extent[:, 1] = 0
-    extent[:, 2] = cols.max() + 1
-    extent[:, 3] = 0
-    np.minimum.at(extent[:, 0], owner, rows)
-    np.maximum.at(extent[:, 1], owner, rows + 1)
-    np.minimum.at(extent[:, 2], owner, cols)
-    np.maximum.at(extent[:, 3], owner, cols + 1)
-    line = _text_lines(extent)
+    line = _text_lines(_letter_extents(letters.component, letters.count))
     inline = line >= 0
     if not inline.any():
         return letters
@@ -1282,6 +1327,100 @@ def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np
     colour = letters.ink_colour.copy()
     colour[tinted] = seen[tinted]
     return attrs.evolve(letters, ink=ink, ink_colour=colour)
+
+
+def _letter_extents(component: IntArray, count: int) -> npt.NDArray[np.int64]:
+    """Per letter of `component` (of `count`): its box (first row, row past the last,
+    first column, column past the last). O(pixels of the letters)."""
+    rows, cols = np.nonzero(component)
+    owner = component[rows, cols] - 1
+    extent = np.empty((count, 4), dtype=np.int64)
+    extent[:, 0] = rows.max() + 1
+    extent[:, 1] = 0
+    extent[:, 2] = cols.max() + 1
+    extent[:, 3] = 0
+    np.minimum.at(extent[:, 0], owner, rows)
+    np.maximum.at(extent[:, 1], owner, rows + 1)
+    np.minimum.at(extent[:, 2], owner, cols)
+    np.maximum.at(extent[:, 3], owner, cols + 1)
+    return extent
+
+
+def _one_ink_per_run(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8], segmented: int
+) -> tuple[Letters, FloatArray]:
+    """JPEG'd coloured type drawn in one ink per run of type, not a tint per letter.
+
+    JPEG q90 red type on cream is segmented into 20 to 28 colours, the red in several
+    tints (the chroma blur spreads it thin over each 8-px letter), and each letter took
+    the tint most of its pixels have: a word pink, the next dark red, 13 to 17 colours
+    in the file where a print shop wants the text in one ink. The letters of a line of
+    type (`_text_lines`) on one paper are one run; runs whose inks (the median of their
+    letters' strongest quarter, `_strongest`) lie within `SAME_INK` of one another are
+    one ink. A letter whose own strongest pixels are that ink, or a mixture of it with
+    the paper (`MIX_RESIDUAL`), is drawn in it (added as a colour: automatic colours
+    only) and its coverage measured against it, so every letter of the run has the
+    same weight; a word in another ink keeps its own. Only where JPEG's ringing was
+    left out (`Letters.ringing`). O(pixels of the letters) + O(L²) for the lines."""
+    if letters.count < LINE_LETTERS:
+        return letters, palette
+    extent = _letter_extents(letters.component, letters.count)
+    line = _text_lines(extent)
+    inline = line >= 0
+    if not inline.any():
+        return letters, palette
+    seen, strength = _strongest(rgb, letters, palette)
+    # One run per line and paper.
+    k = len(palette)
+    run_key = np.where(inline, line * k + letters.paper, -1)
+    runs, run_of = np.unique(run_key[inline], return_inverse=True)
+    run_ink = np.empty((len(runs), 3), dtype=np.float64)
+    for r in range(len(runs)):
+        mine = run_of == r
+        chosen = np.flatnonzero(inline)[mine]
+        strong = chosen[strength[chosen] >= np.quantile(strength[chosen], 0.75)]
+        run_ink[r] = np.median(seen[strong], axis=0)
+    # Runs on one paper with inks within `SAME_INK` are one ink.
+    run_paper = runs % k
+    near = np.sqrt(((run_ink[:, None, :] - run_ink[None, :, :]) ** 2).sum(axis=2)) <= SAME_INK
+    near &= run_paper[:, None] == run_paper[None, :]
+    here, there = np.nonzero(np.triu(near, 1))
+    from printjob_adapters.engine.graphs import connected_components
+
+    groups, group_of = connected_components(len(runs), here, there)
+    letter_group = np.full(letters.count, -1, dtype=np.int64)
+    letter_group[inline] = group_of[run_of]
+    ink = letters.ink.copy()
+    colour = letters.ink_colour.copy()
+    added: list[FloatArray] = []
+    for g in range(groups):
+        chosen = np.flatnonzero(letter_group == g)
+        strong = chosen[strength[chosen] >= np.quantile(strength[chosen], 0.75)]
+        new = np.median(seen[strong], axis=0)
+        paper = palette[letters.paper[chosen]]
+        span = new - paper
+        offset = seen[chosen] - paper
+        length = np.maximum((span * span).sum(axis=1), 1e-9)
+        amount = (span * offset).sum(axis=1) / length
+        apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
+        same = np.sqrt(((seen[chosen] - new) ** 2).sum(axis=1)) <= SAME_INK
+        mixed = (
+            (apart <= RUN_RESIDUAL * np.sqrt(length))
+            & (amount >= MIN_MIX)
+            & (amount <= 1.0 + MIX_BEYOND)
+        )
+        members = chosen[same | mixed]
+        # A run already in one ink (JPEG'd yellow on blue: its foreign ink) is left as it is.
+        if len(members) < LINE_LETTERS or (ink[members] == ink[members[0]]).all():
+            continue
+        ink[members] = k + len(added)
+        # Each letter's coverage against its own strongest pixels: a thin letter's are
+        # still partly paper, and against the run's ink its strokes fell under the cut
+        # (Sans 0.75 against 0.88).
+        kept = letters.ink[members] >= segmented
+        colour[members] = np.where(kept[:, None], letters.ink_colour[members], seen[members])
+        added.append(new)
+    return _with_added_inks(letters, palette, ink, colour, added)
 
 
 def _own_inks(
@@ -1474,6 +1613,8 @@ def overlay(
         return None
     if automatic and measured:
         letters, palette = _own_inks(letters, palette, rgba)
+    if automatic and letters.ringing is not None:
+        letters, palette = _one_ink_per_run(letters, palette, rgba, len(segmentation.palette))
     elif not automatic:
         letters = _one_ink_per_line(letters, palette, rgba)
     amount, owner = coverage(rgba, palette, letters)

@@ -580,3 +580,48 @@ def test_jpeg_nine_pixel_monospace_yellow_on_blue_in_many_tints_is_read(other_wo
     image = hard_synthetic.jpeg(_typeset("mono", 9, ink, paper, words), 75)
     recall = _recall_with(image, TraceOptions())
     assert recall >= 0.62, f"mono 9 px yellow on blue q75: {recall:.2f}"
+
+
+def _inks_off_paper(svg: str, paper: RGB) -> int:
+    """How many of the file's fill colours stand out from `paper` (`MIN_CONTRAST`): the
+    inks the type is printed in, not the tints of the paper JPEG's ringing left."""
+    fills = set(re.findall(r'fill="#([0-9a-fA-F]{6})"', svg))
+    rgb = np.array([[int(f[i : i + 2], 16) for i in (0, 2, 4)] for f in fills], dtype=np.float64)
+    apart = np.sqrt(((rgb - np.array(paper, dtype=np.float64)) ** 2).sum(axis=1))
+    return int((apart > small_text.MIN_CONTRAST).sum())
+
+
+@pytest.mark.parametrize(
+    ("font", "pixel_size", "least"),
+    [("serif", 8, 0.75), ("bold", 8, 0.81), ("sans", 10, 0.88)],
+)
+def test_jpeg_q90_red_type_on_cream_is_printed_in_one_ink(
+    font: str, pixel_size: int, least: float
+) -> None:
+    # JPEG q90 red on cream spreads the red into tints (the chroma blur thins it over
+    # each letter), and each letter took the tint most of its pixels have: a word pink,
+    # the next dark red, 9, 7 and 5 inks in these files. The letters of a run of type
+    # are drawn in one ink (`_one_ink_per_run`), each measured against its own strongest
+    # pixels; bold stems left solid once the ringing is out stay letters: one ink each,
+    # read 0.88, 1.00, 1.00 (0.81, 0.88, 1.00 before).
+    ink, paper = PAIRS["red-on-cream"]
+    image = hard_synthetic.jpeg(_typeset(font, pixel_size, ink, paper, OTHER_WORDS), 90)
+    result = trace(_png(image), TraceOptions())
+    assert _inks_off_paper(result.data.decode(), paper) == 1
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= least, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
+
+
+@pytest.mark.parametrize("other_words", [False, True])
+def test_light_grey_type_on_a_faint_pair_keeps_its_faint_words(other_words: bool) -> None:
+    # 8-px Sans in grey 180 with colors=2: white and a grey 221 over the whole x-height
+    # of some words. Half the way to the grey is too near the white for ink, so strokes
+    # labelled white were never misfits (whole words erased), and words labelled grey
+    # counters and all were thick, drawn as blobs (0.50 and 0.31). Misfits lie the whole
+    # way from the white (`_faint_reach`) and only pixels as far as the grey are strokes
+    # (`_beyond_ink`): 0.81 both.
+    ink, paper = FAINT_GREY
+    words = OTHER_WORDS if other_words else hard_synthetic.WORDS
+    image = _typeset("sans", 8, ink, paper, words)
+    recall = _recall_with(image, TraceOptions(colors=2))
+    assert recall >= 0.69, f"sans 8 px grey 180 colors=2: {recall:.2f}"
