@@ -139,15 +139,21 @@ def test_detail_mask_finds_a_lone_line_and_dot_among_large_areas() -> None:
     assert not keep[labels <= 1].any()
 
 
-@pytest.mark.parametrize("rising", [False, True])
-def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
-    # bridge_corners now lists the blocks on a stroke's diagonal from `keep`: a falling
-    # and a rising 1-px diagonal must both become 4-connected, and nothing off them moves.
+def _diagonal_stroke(rising: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A 1-px black diagonal on white in a 16 x 16 map: labels, rows, columns, palette."""
     labels = np.zeros((16, 16), dtype=np.int32)
     cols = np.arange(2, 14)
     rows = cols if not rising else 15 - cols
     labels[rows, cols] = 1
     palette = np.array([WHITE, (0, 0, 0)], dtype=np.float64)
+    return labels, rows, cols, palette
+
+
+@pytest.mark.parametrize("rising", [False, True])
+def test_diagonal_stroke_is_bridged_in_both_directions(rising: bool) -> None:
+    # bridge_corners now lists the blocks on a stroke's diagonal from `keep`: a falling
+    # and a rising 1-px diagonal must both become 4-connected, and nothing off them moves.
+    labels, rows, cols, palette = _diagonal_stroke(rising)
     rgb = palette[labels].astype(np.uint8)
     keep = labels == 1
     out = detail.bridge_corners(labels, rgb, palette, keep)
@@ -164,12 +170,8 @@ def test_bridging_in_place_makes_the_map_a_copy_would(rising: bool) -> None:
     # The segmentation bridges its own map in place (no copy of the whole map): the same
     # values as the copying call, written into the given map, which is returned; a map
     # of another type or layout is still copied, and the caller's is left as it was.
-    labels = np.zeros((16, 16), dtype=np.int32)
-    cols = np.arange(2, 14)
-    rows = cols if not rising else 15 - cols
-    labels[rows, cols] = 1
+    labels, _rows, cols, palette = _diagonal_stroke(rising)
     labels[3, 12] = labels[12, 3] = 1  # lone dots off the stroke: never bridged
-    palette = np.array([WHITE, (0, 0, 0)], dtype=np.float64)
     rgb = palette[labels].astype(np.uint8)
     keep = labels == 1
     copied = detail.bridge_corners(labels, rgb, palette, keep)
