@@ -1240,10 +1240,7 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     paper = palette[letters.paper[missing]]
     span = palette[None, :, :] - paper[:, None, :]
     offset = colour - paper
-    length = np.maximum((span * span).sum(axis=2), 1e-9)
-    amount = (span * offset[:, None, :]).sum(axis=2) / length
-    residual = offset[:, None, :] - amount[..., None] * span
-    apart = np.sqrt((residual * residual).sum(axis=2))
+    amount, apart, length = _along_mixture(offset[:, None, :], span)
     stands_out = np.sqrt(length) >= MIN_CONTRAST
     mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
     mixture &= stands_out
@@ -1282,6 +1279,19 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     )
 
 
+def _along_mixture(
+    offset: FloatArray, span: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Where colours lie on the line from a paper to an ink: `offset` is each colour less
+    its paper, `span` the ink less the paper (broadcast against each other on the last
+    axis, sRGB). Returns the amount of ink (0 at the paper, 1 at the ink), the distance
+    off the line, and the squared span (floored, so a span of zero divides). O(elements)."""
+    length = np.maximum((span * span).sum(axis=-1), 1e-9)
+    amount = (span * offset).sum(axis=-1) / length
+    apart = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=-1))
+    return amount, apart, length
+
+
 def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]) -> Letters:
     """Letters of a line of type labelled with a tint of the line's ink take that ink.
 
@@ -1297,9 +1307,7 @@ def _one_ink_per_line(letters: Letters, palette: FloatArray, rgb: npt.NDArray[np
     used = np.unique(letters.ink)
     span = palette[used][None, :, :] - paper[:, None, :]
     offset = (palette[letters.ink] - paper)[:, None, :]
-    length = np.maximum((span * span).sum(axis=2), 1e-9)
-    amount = (span * offset).sum(axis=2) / length
-    apart = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    amount, apart, _ = _along_mixture(offset, span)
     tint_of_some = ((amount > 0.0) & (amount < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
     if not tint_of_some.any():
         return letters
@@ -1398,11 +1406,7 @@ def _one_ink_per_run(
         strong = chosen[strength[chosen] >= np.quantile(strength[chosen], 0.75)]
         new = np.median(seen[strong], axis=0)
         paper = palette[letters.paper[chosen]]
-        span = new - paper
-        offset = seen[chosen] - paper
-        length = np.maximum((span * span).sum(axis=1), 1e-9)
-        amount = (span * offset).sum(axis=1) / length
-        apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
+        amount, apart, length = _along_mixture(seen[chosen] - paper, new - paper)
         same = np.sqrt(((seen[chosen] - new) ** 2).sum(axis=1)) <= SAME_INK
         mixed = (
             (apart <= RUN_RESIDUAL * np.sqrt(length))
@@ -1500,10 +1504,7 @@ def _tinted_letters(
     group = int(letters.ink[own][0])
     paper = palette[letters.paper]
     span = palette[group] - paper
-    length = np.maximum((span * span).sum(axis=1), 1e-9)
-    offset = palette[letters.ink] - paper
-    amount = (offset * span).sum(axis=1) / length
-    apart = np.sqrt(((offset - amount[:, None] * span) ** 2).sum(axis=1))
+    amount, apart, length = _along_mixture(palette[letters.ink] - paper, span)
     reach = ((added - paper) * span).sum(axis=1) / length
     tinted: BoolArray = (letters.ink != group) & np.isin(letters.paper, letters.paper[own])
     tinted &= (apart <= MIX_RESIDUAL) & (amount > 0.0) & (amount < reach)
@@ -1535,10 +1536,7 @@ def _foreign_inks(
     # between them, not beyond): that ink is in the palette already.
     paper = palette[letters.paper]
     span = palette[None, :, :] - paper[:, None, :]
-    offset = (seen - paper)[:, None, :]
-    length = np.maximum((span * span).sum(axis=2), 1e-9)
-    amount = (span * offset).sum(axis=2) / length
-    residual = np.sqrt(((offset - amount[..., None] * span) ** 2).sum(axis=2))
+    amount, residual, _ = _along_mixture((seen - paper)[:, None, :], span)
     mixed = ((residual <= MIX_RESIDUAL) & (amount <= 1.0 + MIX_BEYOND)).any(axis=1)
     # Only letters mostly of their own palette colour: a letter of misfits (a speck
     # the clean-up merged away, or type it erased) takes a palette colour as before.
