@@ -1786,11 +1786,12 @@ def _attempt(
     coordinates (NumPy's cost per call matters as much as per element here)."""
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
-    steps = used - 1
-    frac = np.minimum(_columns(width), steps[:, None]) / np.maximum(steps, 1)[:, None]
+    frac = _fractions(width).take(used - 1, axis=0)
     idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
-    # `take` gathers several times faster than fancy indexing of the transposed view.
-    data = np.take(pts.T, idx, axis=1)
+    # Gathered as (rows, points, 2) from the contiguous points and then laid out x
+    # then y: `take` on the transposed view would first copy all of `pts` (every
+    # point of every run) on each attempt.
+    data = pts.take(idx, axis=0).transpose(2, 0, 1).copy()
     p0 = data[:, :, 0]
     p3 = data[:, :, -1]
     rel = data - p0[:, :, None]
@@ -1815,26 +1816,26 @@ def _attempt(
     todo = np.nonzero(~line)[0]
     if len(todo) == 0:
         return ok, seg, line
-    sub = rel.take(todo, axis=1)
-    diff = sub[:, :, 1:] - sub[:, :, :-1]
-    u = np.zeros((len(todo), width))
-    np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
-    u /= np.maximum(u[:, -1:], 1e-12)
-    fixed = _fixed(
-        t_in.take(todo, axis=0).T,
-        _tangent_back(pts, off[todo], last[todo], cand[todo], t_end.take(todo, axis=0)).T,
-        chord.take(todo, axis=1),
-        used[todo],
-    )
-    tol2, rms2 = tol2[todo], rms2[todo]
-    # The Newton steps' per-row limits ride in the same table, so a step takes all of
-    # a row's fixed values with one indexing call.
+    # Every row's fixed values (`_fixed`) are worked out, and then the cubic rows' are
+    # taken with one indexing call (none when every row is one), rather than taking
+    # each input of the table apart: per row the values are the same, and the calls
+    # are fewer. The Newton steps' per-row limits ride in the same table, so a step
+    # takes all of a row's fixed values with one indexing call.
+    fixed = _fixed(t_in.T, _tangent_back(pts, off, last, cand, t_end).T, chord, used)
     fixed[_TOL2] = tol2
     fixed[_RMS2] = rms2
     fixed[_REACH] = NEWTON_RANGE**2 * tol2
     fixed[_LATE_REACH] = NEWTON_LATE_RANGE**2 * tol2
+    fixed[_LONG] = span + 1 >= NEWTON_LONG
+    sub = rel
+    if len(todo) < len(span):
+        fixed = fixed.take(todo, axis=1)
+        sub = rel.take(todo, axis=1)
     fixed[_ROW] = np.arange(len(todo))
-    fixed[_LONG] = span[todo] + 1 >= NEWTON_LONG
+    diff = sub[:, :, 1:] - sub[:, :, :-1]
+    u = np.zeros((len(todo), width))
+    np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
+    u /= np.maximum(u[:, -1:], 1e-12)
     bez, emax2, ems2, err = _cubic(sub, u, fixed)
     # The rows a Newton step retries only ever shrink (a good row stays good, and the
     # later steps' range is narrower), so the steps work on the retried rows alone,
@@ -1856,17 +1857,21 @@ def _attempt(
         rows = r_fixed[_ROW].astype(np.int64)
         bez[:, :, rows], emax2[rows], ems2[rows] = r_bez, r_max2, r_ms2
         reach = _LATE_REACH
-    ok[todo] = (emax2 <= tol2) & (ems2 <= rms2)
+    ok[todo] = (emax2 <= fixed[_TOL2]) & (ems2 <= fixed[_RMS2])
     seg[todo] = bez.transpose(2, 1, 0) + p0.take(todo, axis=1).T[:, None]
     return ok, seg, line
 
 
 @functools.cache
-def _columns(width: int) -> Ints:
-    """0..width-1 as one row (read only: shared by every attempt of this width)."""
-    col = np.arange(width)[None, :]
-    col.flags.writeable = False
-    return col
+def _fractions(width: int) -> Floats:
+    """Where each of `width` columns samples an attempt of s + 1 points (s < `FIT_POINTS`
+    steps), as a share of its span: row s holds min(column, s) / max(s, 1), so an
+    attempt looks its row up with one `take` instead of computing it (three calls on
+    (rows, width) arrays). Read only: shared by every attempt of this width."""
+    steps = np.arange(FIT_POINTS)[:, None]
+    table: Floats = np.minimum(np.arange(width)[None, :], steps) / np.maximum(steps, 1)
+    table.flags.writeable = False
+    return table
 
 
 #: Rows of `_fixed`'s table: the two tangents (x, y each), the chord, the points used,
