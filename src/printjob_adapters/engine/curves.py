@@ -1787,7 +1787,10 @@ def _attempt(
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
     frac = _fractions(width).take(used - 1, axis=0)
-    idx = off[:, None] + start[:, None] + np.rint(frac * span[:, None]).astype(np.int64)
+    # (The span as floats first: a float times int64 array is cast element by element
+    # through a buffer, one (rows, width) call's worth; the values are the same.)
+    place = np.rint(frac * span.astype(np.float64)[:, None]).astype(np.int64)
+    idx = off[:, None] + start[:, None] + place
     # Gathered as (rows, points, 2) from the contiguous points and then laid out x
     # then y: `take` on the transposed view would first copy all of `pts` (every
     # point of every run) on each attempt.
