@@ -26,12 +26,20 @@ import numpy as np
 
 from printjob_adapters.engine.boundaries import BoundaryGraph, Runs, run_overlaps
 from printjob_adapters.engine.curves import FittedEdges, groups
+from printjob_adapters.engine.graphs import connected_components, walk_chains
 from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, MOVE, OP_POINTS, Command, Outline
 
 #: Faces whose pixels come this close (Chebyshev distance) count as neighbours.
 NEAR = 2
 #: Runs whose neighbours `near_pairs` gathers at once (about 15 pairs each at most).
 _NEAR_BATCH = 1 << 18
+#: Open outline edges from which `_walk` goes a chain at a time: below about a thousand
+#: the whole-array set-up of `_walk_chained` costs more than the walk it spares.
+_CHAINED_WALK = 1024
+#: What a junction met by `_walk_chained`'s outer loop is: one with several edges
+#: leaving, the start of a ring of single-exit junctions, or a chain's smallest junction
+#: inside it.
+_BRANCH, _RING, _INSIDE = 0, 1, 2
 
 
 @attrs.frozen(eq=False)
@@ -346,8 +354,21 @@ def _walk(
     """The open outline edges chained into contours: from the smallest junction with an
     edge left, each contour takes at every junction the smallest edge id leaving it
     that is not used yet, until it is back where it began. Returns the edges in walking
-    order, their directions and their contours. A pointer walk, one step per edge
-    (junctions are few per edge, and the order depends on the choices before). O(edges)."""
+    order, their directions and their contours. A photo's layers (thousands of edges)
+    are walked a chain at a time (`_walk_chained`), a logo's few edges one at a time
+    (`_walk_edges`): the same contours. O(edges)."""
+    if len(edges) >= _CHAINED_WALK:
+        walked = _walk_chained(edges, forward, j0, j1)
+        if walked is not None:
+            return walked
+    return _walk_edges(edges, forward, j0, j1)
+
+
+def _walk_edges(
+    edges: np.ndarray, forward: np.ndarray, j0: np.ndarray, j1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_walk` as a pointer walk, one step per edge (junctions are few per edge, and the
+    order depends on the choices before). O(edges)."""
     leaving: dict[int, list[tuple[int, bool, int]]] = defaultdict(list)
     for e, fwd, a, b in zip(
         edges.tolist(), forward.tolist(), j0.tolist(), j1.tolist(), strict=True
@@ -378,6 +399,193 @@ def _walk(
         np.array(out_forward, dtype=bool),
         np.array(out_contour, dtype=np.int64),
     )
+
+
+def _walk_chained(
+    edges: np.ndarray, forward: np.ndarray, j0: np.ndarray, j1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`_walk` a chain at a time, or None where a junction has more edges arriving than
+    leaving (the walk can stop early there; `_walk_edges` keeps that case).
+
+    Most junctions on a layer's outline have one edge leaving: there the walk has no
+    choice, so the edges fall into chains from a junction of several exits to the next
+    (`graphs.walk_chains`; a ring of single-exit junctions is one chain from its smallest
+    junction, where the outer loop meets it first). The Python loop then steps over
+    chains: at a junction of several exits the chains leave in the order the edges do;
+    a contour that the outer loop starts inside a chain (at its smallest inner junction,
+    when no walk has taken the chain yet) runs from there to the chain's end and closes
+    when the walk takes the same chain from its head, with the part before that
+    junction. The pieces are then laid out by a prefix sum. O(edges log chain length)
+    in arrays, O(chains) in Python."""
+    n = len(edges)
+    start = np.where(forward, j0, j1).astype(np.int64)
+    end = np.where(forward, j1, j0).astype(np.int64)
+    # Edges grouped by the junction they leave, in their given order within it.
+    by_start = np.argsort(start, kind="stable")
+    s_start = start[by_start]
+    s_end = end[by_start]
+    junction, first_out, degree = np.unique(s_start, return_index=True, return_counts=True)
+    arriving, in_degree = np.unique(s_end, return_counts=True)
+    if not (np.array_equal(junction, arriving) and np.array_equal(degree, in_degree)):
+        return None
+    at_start = np.searchsorted(junction, s_start)
+    at_end = np.searchsorted(junction, s_end)
+    # The one edge leaving where an edge ends, when that junction has only one.
+    child = first_out[at_end]
+    has_child = degree[at_end] == 1
+    heads = np.flatnonzero(degree[at_start] >= 2)
+    order = walk_chains(child, has_child, heads)
+    if len(order) < n:
+        heads, has_child = _cut_rings(order, child, has_child, heads, s_start)
+        order = walk_chains(child, has_child, heads)
+    is_head = np.zeros(n, dtype=bool)
+    is_head[heads] = True
+    chain_first = np.flatnonzero(is_head[order])
+    chain_stop = np.append(chain_first[1:], n)
+    chain_len = chain_stop - chain_first
+    chains = len(chain_first)
+    # A junction of several exits: its chains are consecutive (heads in edge order).
+    chain_of_head = np.empty(n, dtype=np.int64)
+    chain_of_head[order[chain_first]] = np.arange(chains)
+    branch = np.flatnonzero(degree >= 2)
+    next_chain = np.zeros(len(junction), dtype=np.int64)
+    next_chain[branch] = chain_of_head[first_out[branch]]
+    stop_chain = next_chain + np.where(degree >= 2, degree, 0)
+    ring = degree[at_start[order[chain_first]]] == 1
+    rings = np.flatnonzero(ring)
+    met_at = [junction[branch], s_start[order[chain_first[rings]]]]
+    met_kind = [np.full(len(branch), _BRANCH), np.full(len(rings), _RING)]
+    met_what = [branch, rings]
+    met_cut = [np.zeros(len(branch), dtype=np.int64), np.zeros(len(rings), dtype=np.int64)]
+    # Each chain's smallest inner junction (a ring's are all met after its start).
+    chain_of = np.repeat(np.arange(chains), chain_len)
+    inner = np.ones(n, dtype=bool)
+    inner[chain_stop - 1] = False
+    inner &= ~ring[chain_of]
+    place = np.flatnonzero(inner)
+    if len(place):
+        owner = chain_of[place]
+        smallest = np.lexsort((s_end[order[place]], owner))
+        lead = np.ones(len(smallest), dtype=bool)
+        lead[1:] = owner[smallest][1:] != owner[smallest][:-1]
+        chosen = place[smallest[lead]]
+        met_at.append(s_end[order[chosen]])
+        met_kind.append(np.full(len(chosen), _INSIDE))
+        met_what.append(chain_of[chosen])
+        met_cut.append(chosen - chain_first[chain_of[chosen]] + 1)
+    by_junction = np.argsort(np.concatenate(met_at), kind="stable")
+    pieces = _walk_pieces(
+        np.concatenate(met_kind)[by_junction].tolist(),
+        np.concatenate(met_what)[by_junction].tolist(),
+        np.concatenate(met_cut)[by_junction].tolist(),
+        next_chain.tolist(),
+        stop_chain.tolist(),
+        at_end[order[chain_stop - 1]].tolist(),
+        chain_len.tolist(),
+    )
+    piece_chain, low, high, piece_contour = (np.array(p, dtype=np.int64) for p in pieces)
+    length = high - low
+    begin = np.zeros(len(length) + 1, dtype=np.int64)
+    np.cumsum(length, out=begin[1:])
+    at = np.repeat(chain_first[piece_chain] + low - begin[:-1], length) + np.arange(begin[-1])
+    taken = by_start[order[at]]
+    return (
+        edges[taken].astype(np.int64),
+        forward[taken].astype(bool),
+        np.repeat(piece_contour, length),
+    )
+
+
+def _cut_rings(
+    order: np.ndarray,
+    child: np.ndarray,
+    has_child: np.ndarray,
+    heads: np.ndarray,
+    s_start: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The heads and child links with every ring of single-exit junctions (the edges
+    `order` did not reach) cut where it leaves its smallest junction: the edge from
+    there heads the ring's chain, the edge arriving there ends it."""
+    reached = np.zeros(len(child), dtype=bool)
+    reached[order] = True
+    ring_edges = np.flatnonzero(~reached)
+    _, ring = connected_components(len(child), ring_edges, child[ring_edges])
+    ring_of = ring[ring_edges]
+    smallest = np.lexsort((s_start[ring_edges], ring_of))
+    lead = np.ones(len(smallest), dtype=bool)
+    lead[1:] = ring_of[smallest][1:] != ring_of[smallest][:-1]
+    ring_heads = ring_edges[smallest[lead]]
+    has_child = has_child.copy()
+    has_child[ring_edges[np.isin(child[ring_edges], ring_heads)]] = False
+    return np.concatenate([heads, ring_heads]), has_child
+
+
+def _walk_pieces(
+    kinds: list[int],
+    whats: list[int],
+    cuts: list[int],
+    next_chain: list[int],
+    stop_chain: list[int],
+    chain_end: list[int],
+    chain_len: list[int],
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """`_walk_chained`'s loop over the junctions the outer loop meets, in ascending
+    order (`kinds`: `_BRANCH` with its junction, `_RING` or `_INSIDE` with its chain and
+    the inner junction's place in it): the walk as pieces of chains, (chain, first,
+    stop, contour) each. A junction's chains are taken through `next_chain` up to
+    `stop_chain`. O(chains)."""
+    p_chain: list[int] = []
+    p_low: list[int] = []
+    p_high: list[int] = []
+    p_contour: list[int] = []
+    taken = [False] * len(chain_len)
+    contour = 0
+    for kind, what, cut in zip(kinds, whats, cuts, strict=True):
+        if kind == _BRANCH:
+            home = what
+            while next_chain[home] < stop_chain[home]:
+                c = next_chain[home]
+                j = home
+                while True:
+                    next_chain[j] = c + 1
+                    taken[c] = True
+                    p_chain.append(c)
+                    p_low.append(0)
+                    p_high.append(chain_len[c])
+                    p_contour.append(contour)
+                    j = chain_end[c]
+                    if j == home or next_chain[j] >= stop_chain[j]:
+                        break
+                    c = next_chain[j]
+                contour += 1
+        elif kind == _RING:
+            taken[what] = True
+            p_chain.append(what)
+            p_low.append(0)
+            p_high.append(chain_len[what])
+            p_contour.append(contour)
+            contour += 1
+        elif not taken[what]:
+            taken[what] = True
+            p_chain.append(what)
+            p_low.append(cut)
+            p_high.append(chain_len[what])
+            p_contour.append(contour)
+            j = chain_end[what]
+            while next_chain[j] < stop_chain[j]:
+                c = next_chain[j]
+                next_chain[j] = c + 1
+                p_chain.append(c)
+                p_low.append(0)
+                p_contour.append(contour)
+                if c == what:
+                    p_high.append(cut)
+                    break
+                taken[c] = True
+                p_high.append(chain_len[c])
+                j = chain_end[c]
+            contour += 1
+    return p_chain, p_low, p_high, p_contour
 
 
 def _contour_outline(

@@ -93,14 +93,41 @@ class Outline:
         return tuple(out)
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Layer:
-    """One flat colour and its filled outlines (even-odd). `outline` optionally holds
-    the same commands as arrays (the tracer gives both); see `as_outline`."""
+    """One flat colour and its filled outlines (even-odd): RecordingPen-style `commands`,
+    an `outline` holding the same commands as arrays, or both (see `as_outline`).
+
+    Given only the outline (as the tracer gives it), the commands are built on first
+    reading and kept: the file writers read the arrays, so a 3 MP photo's 300,000
+    segments are never turned into Python tuples on their way to an SVG, PDF or EPS.
+    Two layers are equal when their colours and commands are."""
 
     color: RGB
-    commands: tuple[Command, ...]
-    outline: Outline | None = attrs.field(default=None, eq=False, repr=False)
+    _commands: tuple[Command, ...] | None = attrs.field(default=None, alias="commands")
+    outline: Outline | None = attrs.field(default=None, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self._commands is None and self.outline is None:
+            raise ValueError("a layer needs its commands or its outline")
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """The RecordingPen-style commands (built from `outline` on first reading)."""
+        if self._commands is None:
+            assert self.outline is not None
+            # Frozen to its users; this fills the one lazily computed slot once.
+            object.__setattr__(self, "_commands", self.outline.commands())
+        assert self._commands is not None
+        return self._commands
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Layer):
+            return NotImplemented
+        return self.color == other.color and self.commands == other.commands
+
+    def __hash__(self) -> int:
+        return hash((self.color, self.commands))
 
     def as_outline(self) -> Outline:
         """The commands as arrays (built from `commands` when not given)."""
@@ -111,7 +138,10 @@ class Layer:
         return "#{:02x}{:02x}{:02x}".format(*self.color)
 
     def segment_count(self) -> int:
-        """Drawing segments (lines and curves, closing lines included)."""
+        """Drawing segments (lines and curves, closing lines included): every command
+        but a moveTo, counted from the op codes when the layer has them."""
+        if self.outline is not None:
+            return int(np.count_nonzero(self.outline.ops != MOVE))
         return sum(1 for op, _ in self.commands if op in ("lineTo", "curveTo", "closePath"))
 
     def replay(self, pen: Pen) -> None:

@@ -111,7 +111,7 @@ def vectorise(
     rgb = np.clip(np.rint(palette), 0, 255).astype(np.int64).tolist()
     for k, outline in zip(order, outlines, strict=True):
         red, green, blue = rgb[k]
-        layers.append(Layer(color=(red, green, blue), commands=outline.commands(), outline=outline))
+        layers.append(Layer(color=(red, green, blue), outline=outline))
         checkpoint(0.98)
     checkpoint(1.0)
     return VectorArt(

@@ -293,7 +293,30 @@ class _NumberFacts:
         self.starts_dot = ~negative & (self.digits == 0)
 
     def take(self, rows: np.ndarray, choice: np.ndarray) -> _NumberFacts:
-        return _NumberFacts(self.q[rows, choice])
+        """The facts of `q[rows, choice]` (one candidate per segment of (n, 2, slots)
+        numbers), gathered rather than worked out again: every fact is a function of
+        its number alone."""
+        slots = self.q.shape[-1]
+        at = 2 * rows + choice
+        taken = object.__new__(_NumberFacts)
+        for name in _FACTS:
+            whole_rows = getattr(self, name).reshape(-1, slots)
+            setattr(taken, name, np.take(whole_rows, at, axis=0))
+        return taken
+
+
+#: What `_NumberFacts` holds of every number, each an array shaped as the numbers.
+_FACTS = (
+    "q",
+    "whole",
+    "frac",
+    "negative",
+    "dot",
+    "digits",
+    "frac_digits",
+    "length",
+    "starts_dot",
+)
 
 
 def _gap(before_dot: np.ndarray, minus: np.ndarray, starts_dot: np.ndarray) -> np.ndarray:
@@ -353,18 +376,20 @@ def _write_tokens(
     # One token per number, plus one for every close; in path order.
     token_used = used.copy()
     token_used[kind == _CLOSE, 0] = True
-    seg, slot = np.nonzero(token_used)
+    # Tokens as flat places in the (segment, slot) arrays: one-axis gathers.
+    token = np.flatnonzero(token_used)
+    seg, slot = token // used.shape[1], token % used.shape[1]
     number = kind[seg] != _CLOSE
-    negative = f.negative[seg, slot] & number
-    dot = f.dot[seg, slot] & number
-    digits = np.where(number, f.digits[seg, slot], 0)
-    frac_digits = np.where(number, f.frac_digits[seg, slot], 0)
-    number_len = np.where(number, f.length[seg, slot], 0)
-    whole, frac = f.whole[seg, slot], f.frac[seg, slot]
+    negative = np.take(f.negative, token) & number
+    dot = np.take(f.dot, token) & number
+    digits = np.where(number, np.take(f.digits, token), 0)
+    frac_digits = np.where(number, np.take(f.frac_digits, token), 0)
+    number_len = np.where(number, np.take(f.length, token), 0)
+    whole, frac = np.take(f.whole, token), np.take(f.frac, token)
     # What comes before each token: its segment's letter, or a separator if needed.
     prev_dot = np.zeros(len(seg), dtype=bool)
     prev_dot[1:] = dot[:-1] & number[:-1]
-    gap = _gap(prev_dot, negative, f.starts_dot[seg, slot]).astype(bool) & number
+    gap = _gap(prev_dot, negative, np.take(f.starts_dot, token)).astype(bool) & number
     first = slot == 0
     put_letter = first & ~repeat[seg]
     prefix = np.where(put_letter, letter[seg], np.where(gap, _SPACE, 0))
