@@ -129,6 +129,9 @@ PERIOD_GAP = 3
 _MOST_PERIOD_PAIRS = 1_000_000
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
+#: Narrowest box (pixels each way) read as a frame, not a letter, when its four sides are
+#: its own stroke in one colour (`_framed`): the checkboxes of a form are 12 px.
+FRAME_SIDE = 5
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
 MIN_CONTRAST = 60.0
 #: Largest box (input pixels) around the letters that is zoomed and traced at `SCALE`:
@@ -296,6 +299,9 @@ def find_letters(
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
     letter &= ~_thick(inky, found, n)
+    # A box of 1-px sides (a checkbox, ticked or not) is no letter: drawn as a glyph it
+    # took the labels' ink, its grey border and blue tick lost.
+    letter &= ~_framed(inky, found, labels[window], extent, letter, window)
     if not letter.any():
         return None
     own = candidate[window] & ~misfit[window]
@@ -973,6 +979,63 @@ def _tints(palette: FloatArray, commonest: int) -> BoolArray:
     near[commonest] = False
     tint: BoolArray = np.append(near, False)
     return tint
+
+
+def _framed(
+    inky: BoolArray,
+    found: IntArray,
+    near_labels: IntArray,
+    extent: npt.NDArray[np.int64],
+    letter: BoolArray,
+    window: tuple[slice, slice],
+) -> BoolArray:
+    """Per component (those `letter` marks; `found` numbers them 1.. over the `window`,
+    `near_labels` is the label map there, `extent` gives their boxes in the image):
+    whether the four sides of its box are its own stroke (`inky`: no tint of the
+    paper) of one palette colour, every pixel of them: a box drawn with sides of a
+    pixel, a checkbox (its tick, touching a side, is of the same component), a frame.
+    No letter fills its box's four sides in one colour: a round letter's corners are
+    paper or lighter anti-aliasing, a square one ("E", "H") leaves a side open. A
+    checkbox beside its label is letter-sized, thin and on one paper, so it passed for
+    a glyph: drawn from its coverage in the labels' ink, its grey border and blue tick
+    were lost. At least `FRAME_SIDE` pixels each way: a stem ("l", "I") fills its box,
+    and a filled box that wide is thick (`_thick`). O(perimeters of the letter-sized
+    components), no pass over the window."""
+    framed = np.zeros(len(letter), dtype=bool)
+    r0, c0 = int(window[0].start), int(window[1].start)
+    top = extent[:, 0] - r0
+    bottom = extent[:, 1] - 1 - r0
+    left = extent[:, 2] - c0
+    right = extent[:, 3] - 1 - c0
+    height, width = bottom - top + 1, right - left + 1
+    chosen = np.flatnonzero(letter & (height >= FRAME_SIDE) & (width >= FRAME_SIDE))
+    if not len(chosen):
+        return framed
+    # Each side's pixels: a row of `width` at the top and the bottom, a column of
+    # `height` at the left and the right (the corners read twice).
+    across, step_x = _counted(width[chosen])
+    down, step_y = _counted(height[chosen])
+    row_x = left[chosen][across] + step_x
+    column_y = top[chosen][down] + step_y
+    ys = np.concatenate([top[chosen][across], bottom[chosen][across], column_y, column_y])
+    xs = np.concatenate([row_x, row_x, left[chosen][down], right[chosen][down]])
+    whose = np.concatenate([across, across, down, down])
+    own = inky[ys, xs] & (found[ys, xs] == chosen[whose] + 1)
+    # One colour: the top-left corner's.
+    corner = near_labels[top[chosen], left[chosen]]
+    own &= near_labels[ys, xs] == corner[whose]
+    missing = np.bincount(whose[~own], minlength=len(chosen))
+    framed[chosen] = missing == 0
+    return framed
+
+
+def _counted(lengths: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For ranges of the given `lengths`: per element, which range it is in and its step
+    0.. within it. O(sum of the lengths)."""
+    total = int(lengths.sum())
+    which = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    step = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return which, step
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
