@@ -692,3 +692,43 @@ def test_checkboxes_keep_their_border_grey_and_tick_colour(side: int) -> None:
     # The labels stay legible.
     big = _render(result.data.decode(), image.width * 4)
     assert ocr.words_recall(image, Image.fromarray(big)) >= 0.9
+
+
+@pytest.mark.parametrize(("font", "pixel_size"), [("mono", 10), ("bold", 9)])
+def test_jpeg_q90_red_type_on_cream_with_ringing_patches_and_bold_gaps(
+    font: str, pixel_size: int
+) -> None:
+    # Two losses of JPEG'd red on cream (other words): a patch of the cream's ringing
+    # kept as a letter (its ink barely off the paper) took the coverage of the page's
+    # first letters away (`coverage` read its per-letter test per pixel), so lines of
+    # words were drawn as blobs of tints (Mono 10 px: 0.00, 9 inks); and bold words
+    # whose 1-px gaps JPEG blurred into mixtures were thick (Bold 9 px: 0.75, 12 inks).
+    ink, paper = PAIRS["red-on-cream"]
+    image = hard_synthetic.jpeg(_typeset(font, pixel_size, ink, paper, OTHER_WORDS), 90)
+    result = trace(_png(image), TraceOptions())
+    assert _inks_off_paper(result.data.decode(), paper) == 1
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= 0.88, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
+
+
+def test_a_faint_letter_first_on_the_page_leaves_the_others_their_coverage() -> None:
+    # Two letters: the first in raster order a patch barely off its paper (no coverage
+    # means anything against it), the second black on white. The second keeps its
+    # coverage whatever the first is.
+    rgb = np.full((20, 40, 4), 255, dtype=np.uint8)
+    rgb[2:8, 2:6, :3] = 250
+    rgb[10:18, 20:23, :3] = 0
+    component = np.zeros((20, 40), dtype=np.int32)
+    component[2:8, 2:6] = 1
+    component[10:18, 20:23] = 2
+    palette = np.array([[255.0, 255.0, 255.0], [0.0, 0.0, 0.0]])
+    letters = small_text.Letters(
+        component=component,
+        ink=np.array([1, 1], dtype=np.int32),
+        paper=np.array([0, 0], dtype=np.int32),
+        ink_colour=np.array([[250.0, 250.0, 250.0], [0.0, 0.0, 0.0]]),
+    )
+    amount, owner = small_text.coverage(rgb, palette, letters)
+    assert (owner[component == 1] == 0).all()
+    assert (owner[component == 2] == 2).all()
+    assert (amount[component == 2] == 1.0).all()
