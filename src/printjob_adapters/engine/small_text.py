@@ -298,10 +298,12 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
-    if ringing is not None:
+    if ringing is not None and len(palette) > _RINGING_COLOURS:
         # JPEG'd bold type: the 1-px gaps between its stems are blurred into mixtures
         # far from any tint of the paper, and "print" or "height" of 9-px Bold red on
-        # cream (q90) had a 5x5 square of candidates; a stroke is the darker half.
+        # cream (q90) had a 5x5 square of candidates; a stroke is the darker half. Not on
+        # a short palette, as for solid blocks: 8-px Mono yellow on blue at q75 (4
+        # colours) lost a word.
         inky &= _darker_half(rgb[window], found, n, palette[commonest])
     letter &= ~_thick(inky, found, n)
     # A box of 1-px sides (a checkbox, ticked or not) is no letter: drawn as a glyph it
