@@ -129,6 +129,9 @@ PERIOD_GAP = 3
 _MOST_PERIOD_PAIRS = 1_000_000
 #: Share of its bounding box a component fills to be a solid block rather than a letter.
 SOLID = 0.9
+#: Narrowest box (pixels each way) read as a frame, not a letter, when its four sides are
+#: its own stroke in one colour (`_framed`): the checkboxes of a form are 12 px.
+FRAME_SIDE = 5
 #: Least contrast (sRGB distance) between ink and paper for coverage to mean anything.
 MIN_CONTRAST = 60.0
 #: Largest box (input pixels) around the letters that is zoomed and traced at `SCALE`:
@@ -295,7 +298,17 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
+    if ringing is not None and len(palette) > _RINGING_COLOURS:
+        # JPEG'd bold type: the 1-px gaps between its stems are blurred into mixtures
+        # far from any tint of the paper, and "print" or "height" of 9-px Bold red on
+        # cream (q90) had a 5x5 square of candidates; a stroke is the darker half. Not on
+        # a short palette, as for solid blocks: 8-px Mono yellow on blue at q75 (4
+        # colours) lost a word.
+        inky &= _darker_half(rgb[window], found, n, palette[commonest])
     letter &= ~_thick(inky, found, n)
+    # A box of 1-px sides (a checkbox, ticked or not) is no letter: drawn as a glyph it
+    # took the labels' ink, its grey border and blue tick lost.
+    letter &= ~_framed(inky, found, labels[window], extent, letter, window)
     if not letter.any():
         return None
     own = candidate[window] & ~misfit[window]
@@ -975,6 +988,79 @@ def _tints(palette: FloatArray, commonest: int) -> BoolArray:
     return tint
 
 
+def _darker_half(
+    rgb: npt.NDArray[np.uint8], found: IntArray, n: int, paper: FloatArray
+) -> BoolArray:
+    """Per pixel of the components `found` numbers (of `n`): whether its lightness lies
+    at least half as far from the `paper`'s as its component's furthest pixel does (the
+    component's strokes at half coverage or more, what the cut keeps). O(pixels
+    given)."""
+    inside = found > 0
+    grey = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    far = np.abs(grey - int(np.rint(paper.sum())))
+    top = np.zeros(n + 1, dtype=np.int32)
+    np.maximum.at(top, found[inside], far[inside])
+    darker: BoolArray = inside & (2 * far >= top[found])
+    return darker
+
+
+def _framed(
+    inky: BoolArray,
+    found: IntArray,
+    near_labels: IntArray,
+    extent: npt.NDArray[np.int64],
+    letter: BoolArray,
+    window: tuple[slice, slice],
+) -> BoolArray:
+    """Per component (those `letter` marks; `found` numbers them 1.. over the `window`,
+    `near_labels` is the label map there, `extent` gives their boxes in the image):
+    whether the four sides of its box are its own stroke (`inky`: no tint of the
+    paper) of one palette colour, every pixel of them: a box drawn with sides of a
+    pixel, a checkbox (its tick, touching a side, is of the same component), a frame.
+    No letter fills its box's four sides in one colour: a round letter's corners are
+    paper or lighter anti-aliasing, a square one ("E", "H") leaves a side open. A
+    checkbox beside its label is letter-sized, thin and on one paper, so it passed for
+    a glyph: drawn from its coverage in the labels' ink, its grey border and blue tick
+    were lost. At least `FRAME_SIDE` pixels each way: a stem ("l", "I") fills its box,
+    and a filled box that wide is thick (`_thick`). O(perimeters of the letter-sized
+    components), no pass over the window."""
+    framed = np.zeros(len(letter), dtype=bool)
+    r0, c0 = int(window[0].start), int(window[1].start)
+    top = extent[:, 0] - r0
+    bottom = extent[:, 1] - 1 - r0
+    left = extent[:, 2] - c0
+    right = extent[:, 3] - 1 - c0
+    height, width = bottom - top + 1, right - left + 1
+    chosen = np.flatnonzero(letter & (height >= FRAME_SIDE) & (width >= FRAME_SIDE))
+    if not len(chosen):
+        return framed
+    # Each side's pixels: a row of `width` at the top and the bottom, a column of
+    # `height` at the left and the right (the corners read twice).
+    across, step_x = _counted(width[chosen])
+    down, step_y = _counted(height[chosen])
+    row_x = left[chosen][across] + step_x
+    column_y = top[chosen][down] + step_y
+    ys = np.concatenate([top[chosen][across], bottom[chosen][across], column_y, column_y])
+    xs = np.concatenate([row_x, row_x, left[chosen][down], right[chosen][down]])
+    whose = np.concatenate([across, across, down, down])
+    own = inky[ys, xs] & (found[ys, xs] == chosen[whose] + 1)
+    # One colour: the top-left corner's.
+    corner = near_labels[top[chosen], left[chosen]]
+    own &= near_labels[ys, xs] == corner[whose]
+    missing = np.bincount(whose[~own], minlength=len(chosen))
+    framed[chosen] = missing == 0
+    return framed
+
+
+def _counted(lengths: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For ranges of the given `lengths`: per element, which range it is in and its step
+    0.. within it. O(sum of the lengths)."""
+    total = int(lengths.sum())
+    which = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    step = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return which, step
+
+
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
     """Per component (of `n`): whether a 5x5 square of candidates lies inside it (no
     stroke of small type is that wide). O(pixels of the window given): a 5x5 erosion
@@ -1165,7 +1251,13 @@ def coverage(
         length = np.maximum(rise * rise, 1e-9)
     amount = np.zeros(letters.component.shape, dtype=np.float64)
     amount[near] = np.clip(along / length, 0.0, 1.0)
-    strong = np.sqrt((span * span).sum(axis=1)) >= MIN_CONTRAST
+    # Per letter, not per pixel: a letter whose ink barely stands out from its paper
+    # (a patch of JPEG's ringing) owns nothing, and the others keep their pixels. Read
+    # per pixel by letter number, the first letters of the page lost their coverage
+    # whenever the first pixels in raster order were of such a patch (9-px Mono red on
+    # cream, q90: three lines of words drawn as blobs by the ordinary tracer).
+    reach = letters.ink_colour - palette[letters.paper]
+    strong = np.sqrt((reach * reach).sum(axis=1)) >= MIN_CONTRAST
     owner = np.where(near, owner, 0).astype(np.int32)
     owner[near & ~strong[np.maximum(owner, 1) - 1]] = 0
     amount[owner == 0] = 0.0

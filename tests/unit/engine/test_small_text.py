@@ -17,6 +17,7 @@ import io
 import re
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -625,3 +626,109 @@ def test_light_grey_type_on_a_faint_pair_keeps_its_faint_words(other_words: bool
     image = _typeset("sans", 8, ink, paper, words)
     recall = _recall_with(image, TraceOptions(colors=2))
     assert recall >= 0.69, f"sans 8 px grey 180 colors=2: {recall:.2f}"
+
+
+#: A form's checkboxes: a 1-px border, a tick of a colour of its own in some of them.
+FORM_BORDER: RGB = (100, 96, 110)
+FORM_TICK: RGB = (30, 150, 90)
+FORM_LABEL: RGB = (30, 30, 36)
+FORM_PAPER: RGB = (250, 250, 252)
+
+
+def _form(side: int) -> tuple[Image.Image, list[tuple[int, int, int, int, bool]]]:
+    """Checkboxes of `side` px, ticked and not, each beside an 11-px label (other words
+    than the table's), drawn at 1x as a screenshot draws them; and each box
+    (left, top, right, bottom, ticked)."""
+    face = ImageFont.truetype(str(hard_synthetic.FONT_DIR / FONTS["sans"]), 11)
+    image = Image.new("RGB", (240, 150), FORM_PAPER)
+    draw = ImageDraw.Draw(image)
+    boxes = []
+    labels = ("Duplex printing", "Staple every copy", "Proof before cutting", "Rush delivery")
+    for row, label in enumerate(labels):
+        x, y = 14, 16 + 30 * row
+        ticked = row % 2 == 0
+        draw.rectangle((x, y, x + side - 1, y + side - 1), outline=FORM_BORDER, width=1)
+        if ticked:
+            draw.line(
+                (x + 2, y + side // 2, x + side // 2 - 1, y + side - 3, x + side - 2, y + 2),
+                fill=FORM_TICK,
+                width=2,
+            )
+        draw.text((x + side + 6, y - 1), label, fill=FORM_LABEL, font=face)
+        boxes.append((x, y, x + side - 1, y + side - 1, ticked))
+    return image, boxes
+
+
+def _render(svg: str, width: int) -> npt.NDArray[np.uint8]:
+    png = resvg_py.svg_to_bytes(svg_string=svg, width=width, dpi=300)
+    return np.asarray(ocr.over_white(Image.open(io.BytesIO(bytes(png)))).convert("RGB"))
+
+
+def _share_near(render: npt.NDArray[np.uint8], mask: npt.NDArray[np.bool_], colour: RGB) -> float:
+    drawn = srgb_to_lab(render[mask].astype(np.float64))
+    apart = ciede2000(drawn, np.broadcast_to(srgb_to_lab(colour), drawn.shape))
+    return float(np.mean(apart <= 3.0))
+
+
+@pytest.mark.parametrize("side", [11, 13])
+def test_checkboxes_keep_their_border_grey_and_tick_colour(side: int) -> None:
+    # A box of 1-px sides beside its label is letter-sized, thin and on one paper: it was
+    # read as a glyph and drawn in one ink (the labels' or its border's), the tick lost.
+    image, boxes = _form(side)
+    source = np.asarray(image)
+    result = trace(_png(image), TraceOptions())
+    render = _render(result.data.decode(), image.width)
+    border = (source == FORM_BORDER).all(axis=2)
+    tick = (source == FORM_TICK).all(axis=2)
+    assert border.sum() >= 4 * 4 * (side - 1) and tick.any()
+    # The render at 1x, pixel by pixel: the border in its grey, the ticks in their green.
+    assert _share_near(render, border, FORM_BORDER) >= 0.9
+    assert _share_near(render, tick, FORM_TICK) >= 0.5
+    # An empty box stays empty.
+    for left, top, right, bottom, ticked in boxes:
+        inside = render[top + 2 : bottom - 1, left + 2 : right - 1].astype(np.int32)
+        if not ticked:
+            assert np.abs(inside - FORM_PAPER).max() <= 8
+    # The labels stay legible.
+    big = _render(result.data.decode(), image.width * 4)
+    assert ocr.words_recall(image, Image.fromarray(big)) >= 0.9
+
+
+@pytest.mark.parametrize(("font", "pixel_size"), [("mono", 10), ("bold", 9)])
+def test_jpeg_q90_red_type_on_cream_with_ringing_patches_and_bold_gaps(
+    font: str, pixel_size: int
+) -> None:
+    # Two losses of JPEG'd red on cream (other words): a patch of the cream's ringing
+    # kept as a letter (its ink barely off the paper) took the coverage of the page's
+    # first letters away (`coverage` read its per-letter test per pixel), so lines of
+    # words were drawn as blobs of tints (Mono 10 px: 0.00, 9 inks); and bold words
+    # whose 1-px gaps JPEG blurred into mixtures were thick (Bold 9 px: 0.75, 12 inks).
+    ink, paper = PAIRS["red-on-cream"]
+    image = hard_synthetic.jpeg(_typeset(font, pixel_size, ink, paper, OTHER_WORDS), 90)
+    result = trace(_png(image), TraceOptions())
+    assert _inks_off_paper(result.data.decode(), paper) == 1
+    recall = _recall_with(image, TraceOptions())
+    assert recall >= 0.88, f"{font} {pixel_size} px red on cream q90: {recall:.2f}"
+
+
+def test_a_faint_letter_first_on_the_page_leaves_the_others_their_coverage() -> None:
+    # Two letters: the first in raster order a patch barely off its paper (no coverage
+    # means anything against it), the second black on white. The second keeps its
+    # coverage whatever the first is.
+    rgb = np.full((20, 40, 4), 255, dtype=np.uint8)
+    rgb[2:8, 2:6, :3] = 250
+    rgb[10:18, 20:23, :3] = 0
+    component = np.zeros((20, 40), dtype=np.int32)
+    component[2:8, 2:6] = 1
+    component[10:18, 20:23] = 2
+    palette = np.array([[255.0, 255.0, 255.0], [0.0, 0.0, 0.0]])
+    letters = small_text.Letters(
+        component=component,
+        ink=np.array([1, 1], dtype=np.int32),
+        paper=np.array([0, 0], dtype=np.int32),
+        ink_colour=np.array([[250.0, 250.0, 250.0], [0.0, 0.0, 0.0]]),
+    )
+    amount, owner = small_text.coverage(rgb, palette, letters)
+    assert (owner[component == 1] == 0).all()
+    assert (owner[component == 2] == 2).all()
+    assert (amount[component == 2] == 1.0).all()
