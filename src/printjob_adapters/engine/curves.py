@@ -599,6 +599,16 @@ def _collapse_fragments(
     spread = np.zeros(junction_count)
     np.maximum.at(spread, group[members], shift)
     near = spread[group[members]] <= COLLAPSE_REACH
+    # A group with a junction on the canvas border (an end of an edge along the outside
+    # ring, face 0) stays as it is: its mean lies inside the canvas, and moving a border
+    # junction there would cut the canvas corner or border away from every layer.
+    outer = open_[(faces.left[open_] == 0) | (faces.right[open_] == 0)]
+    on_border = np.zeros(junction_count, dtype=bool)
+    on_border[faces.j0[outer]] = True
+    on_border[faces.j1[outer]] = True
+    pinned = np.zeros(junction_count, dtype=bool)
+    np.logical_or.at(pinned, group[members], on_border[members])
+    near &= ~pinned[group[members]]
     if not near.any():
         return None
     moved = point.copy()

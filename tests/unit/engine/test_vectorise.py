@@ -185,6 +185,27 @@ def test_every_palette_colour_gets_a_layer_even_if_tiny():
     assert layer_of(art, BLUE).commands == ()
 
 
+@pytest.mark.parametrize("flip_x", [False, True])
+@pytest.mark.parametrize("flip_y", [False, True])
+def test_a_pixel_wedged_into_a_canvas_corner_leaves_the_corner_covered(flip_x, flip_y):
+    # One red pixel in the corner between a green and a blue region is a fragment the
+    # fitting collapses to a point; the canvas corner must stay where it is, or every
+    # layer leaves the corner uncovered (a transparent notch in the print).
+    height, width = 24, 32
+
+    def at(x0: int, y0: int, x1: int, y1: int):
+        if flip_x:
+            x0, x1 = width - x1, width - x0
+        if flip_y:
+            y0, y1 = height - y1, height - y0
+        return rect(x0, y0, x1, y1)
+
+    painted = [(RED, at(0, 0, 2, 2)), (GREEN, at(0, 1, 2, 3)), (BLUE, at(1, 0, 3, 2))]
+    rgba, seg = paint(height, width, WHITE, painted)
+    out = rasterise(vectorise(rgba, seg, silent()), 4)
+    assert (out[..., 3] == 255).all()
+
+
 shape_strategy = st.tuples(
     st.sampled_from(["rect", "ellipse"]),
     st.floats(0, 40),
