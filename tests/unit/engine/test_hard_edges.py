@@ -281,23 +281,45 @@ def _aliased_line(
     return Image.fromarray(pixels)
 
 
-@pytest.mark.parametrize(
-    ("start", "end"), [((10.0, 20.3), (190.0, 61.7)), ((10.0, 10.3), (190.0, 70.1))]
-)
-def test_a_shallow_one_pixel_line_is_traced_straight_and_keeps_its_width(
+def _traced_line(
     start: tuple[float, float], end: tuple[float, float]
-) -> None:
+) -> tuple[int, int, np.ndarray]:
+    """The aliased 1-px line from `start` to `end` (`_aliased_line`, 200 x 80) traced:
+    its outlines, its path segments, and its width across, column by column away from
+    its ends (at 8x: a column's dark coverage times the cosine of the slope)."""
     image = _aliased_line((200, 80), start, end)
     art = vectorise(rgba(image), run(image), silent())
     commands = _layer(art, (20, 20, 20))
-    assert len(contours(commands)) == 1  # one continuous stroke
-    assert _segments(commands) <= 12  # 166 and 96 traced as its stairs
-    # Its width across, column by column away from its ends (at 8x: a column's dark
-    # coverage times the cosine of the slope), within half a pixel of one pixel.
     scale = 8
     red = rasterise(art, scale)[..., 0].astype(np.float64)
     dark = (255.0 - red) / (255.0 - 20.0)
     slope = (end[1] - start[1]) / (end[0] - start[0])
     columns = np.arange(int(start[0] + 4) * scale, int(end[0] - 4) * scale)
     width = dark[:, columns].sum(axis=0) / scale / np.hypot(1.0, slope)
+    return len(contours(commands)), _segments(commands), width
+
+
+@pytest.mark.parametrize(
+    ("start", "end"), [((10.0, 20.3), (190.0, 61.7)), ((10.0, 10.3), (190.0, 70.1))]
+)
+def test_a_shallow_one_pixel_line_is_traced_straight_and_keeps_its_width(
+    start: tuple[float, float], end: tuple[float, float]
+) -> None:
+    outlines, segments, width = _traced_line(start, end)
+    assert outlines == 1  # one continuous stroke
+    assert segments <= 12  # 166 and 96 traced as its stairs
+    assert np.abs(width - 1.0).max() <= 0.5
+
+
+@pytest.mark.parametrize("rise", [18.0, 25.0, 41.4, 55.0])
+@pytest.mark.parametrize("offset", [0.0, 0.25, 0.5, 0.75])
+def test_a_one_pixel_line_is_traced_straight_wherever_it_falls_between_pixel_centres(
+    rise: float, offset: float
+) -> None:
+    """The same line moved by a part of a pixel samples to other step patterns (treads
+    of other lengths, bridge pixels at other steps): it stays one straight stroke one
+    pixel wide at every placement, at slopes 0.1 to 0.31."""
+    outlines, segments, width = _traced_line((10.0, 10.0 + offset), (190.0, 10.0 + offset + rise))
+    assert outlines == 1
+    assert segments <= 12
     assert np.abs(width - 1.0).max() <= 0.5
