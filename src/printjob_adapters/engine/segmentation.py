@@ -166,6 +166,8 @@ def segment(
     # Labelled once for the detail mask and the speck clean-up, which read the same map.
     first_comps = cleanup.label_components(labels)
     texture = cleanup.texture(near, flat_share)
+    # One decision for both speck steps, on the map they start from.
+    one_pass = cleanup.specks_in_one_pass(labels.size, first_comps.count, near, texture)
     keep = detail.detail_mask(
         labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
     )
@@ -183,6 +185,7 @@ def segment(
         comps=first_comps,
         near=near,
         texture=texture,
+        one_pass=one_pass,
     )
     checkpoint(0.7)
     if comps is not first_comps or labels.dtype != np.int32:
@@ -231,6 +234,7 @@ def segment(
             tick=lambda: checkpoint(0.75),
             near=near,
             texture=texture,
+            one_pass=one_pass,
         )
         used = None
     # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,
