@@ -118,6 +118,7 @@ def segment(
     flat_colours: list[int] = []
     inks: list[npt.NDArray[np.floating[Any]]] = []
     lines: list[own_inks.Found] = []
+    sources: list[bool] = []
     palette = quantise.find_palette(
         rgb,
         maps,
@@ -128,12 +129,14 @@ def segment(
         tol=tol,
         on_inks=inks.append,
         on_lines=lines.append,
+        on_sources=lambda: sources.append(True),
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
     edge = np.logical_not(maps.flat)
     edge &= maps.opaque
-    labels = quantise.assign(rgb, maps, palette, tol, colours, edge)
+    # A large field of faint sources (`on_sources`) is a photo: nearest colours, no unmixing.
+    labels = quantise.assign(rgb, maps, palette, tol, colours, edge, photo=bool(sources))
     # Flat interiors are measured on fully opaque pixels only; art that is never fully
     # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
     solid = int(np.count_nonzero(maps.solid))
@@ -158,7 +161,12 @@ def segment(
         labels, palette = own_inks.with_lines(labels, palette, lines[0], colors)
     checkpoint(0.65)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
-    near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
+    # (A large field of faint sources is a photo whose colours are apart on purpose.)
+    near = (
+        colour_count.near_equal(palette, photo=bool(sources))
+        if maps.noise >= cleanup.PHOTO_NOISE
+        else None
+    )
     if near is not None and over_speck_cap(labels):
         # A noisy photo's lone pixels join their surroundings before they are counted.
         labels = cleanup.join_lone_pixels(labels, rgb, palette)
