@@ -236,7 +236,7 @@ def segment(
             labels,
             rgb,
             palette,
-            max_size=cleanup.speck_area(labels.size, near is not None),
+            max_size=cleanup.speck_area(labels.size, near is not None, sources=bool(sources)),
             keep_every_colour=exact,
             keep=keep,
             tick=lambda: checkpoint(0.75),

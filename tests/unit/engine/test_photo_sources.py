@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from printjob_adapters.engine import colour_count, quantise
+from printjob_adapters.engine import cleanup, colour_count, quantise
 from printjob_adapters.engine.colour import srgb_to_lab
 
 
@@ -79,3 +79,10 @@ def test_only_a_large_photos_histogram_is_large() -> None:
     assert not quantise._large(small)
     big = quantise.Histogram(rgb=small.rgb, lab=lab, flat=weight, edge=np.zeros(len(lab)))
     assert quantise._large(big)
+
+
+def test_a_field_of_sources_keeps_the_speck_area_at_print_size() -> None:
+    big = 3 * cleanup.SPECK_SCALE_PIXELS
+    assert cleanup.speck_area(big, photo=True) == 3 * cleanup.SPECK_AREA
+    assert cleanup.speck_area(big, photo=True, sources=True) == cleanup.SPECK_AREA
+    assert cleanup.speck_area(big, photo=False, sources=True) == cleanup.SPECK_AREA
