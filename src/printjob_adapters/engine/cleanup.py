@@ -395,6 +395,7 @@ def clean_speckles(
     comps: Components | None = None,
     near: npt.NDArray[np.bool_] | None = None,
     texture: bool = False,
+    one_pass: bool = False,
 ) -> Components:
     """Clean-up step: merge speckle components into the neighbour nearest their colour.
 
@@ -412,13 +413,13 @@ def clean_speckles(
     catch light or a crease is the photo's own, and merging it is an error of the full
     difference (flat art and stamps, without the table, are cleaned as before). In a
     photo of `texture` a speckle also stays when merging it would cost more than
-    `TEXTURE_BUDGET` (see `may_merge`).
+    `TEXTURE_BUDGET` (see `may_merge`). With `one_pass` (the caller's
+    `specks_in_one_pass`, decided once on the first map) nothing merges here: every
+    speck this step would look at is under the speck filter's area, which decides it.
     """
     if comps is None:
         comps = label_components(labels)
-    if specks_in_one_pass(labels.size, comps.count, near, texture):
-        # Every speck this step would look at is under the speck filter's area, which
-        # decides it (`specks_in_one_pass`).
+    if one_pass:
         return comps
     flat_rgb = pixel_rows(rgb)
     palette_lab = srgb_to_lab(palette)
@@ -557,7 +558,8 @@ def specks_in_one_pass(
     one nearest its colour among the larger ones, not among all) and the mode filter
     seeing the specks before they merge. A photo of fewer specks keeps the two steps,
     which cost it little and leave it fewer segments (the astronaut at 3 MP: 266,000
-    segments, 278,000 in one pass). O(1)."""
+    segments, 278,000 in one pass). Decided once, on the first label map
+    (`segmentation.segment`), and passed to both steps. O(1)."""
     return (
         near is not None
         and not texture
@@ -580,11 +582,15 @@ ONE_PASS_COMPONENTS = 0.05
 AFTER_SPECKS_PASSES = 1
 
 
-def speck_area(pixels: int, photo: bool) -> int:
+def speck_area(pixels: int, photo: bool, sources: bool = False) -> int:
     """The speck filter's area (`SPECK_AREA`) for an image of `pixels`: in proportion to
     the pixels over `SPECK_SCALE_PIXELS` for a `photo` (a dense palette), else as it is.
-    O(1)."""
-    if not photo or pixels <= SPECK_SCALE_PIXELS:
+    A field of faint `sources` (`quantise.find_palette`'s `on_sources`) keeps it as it is
+    at any size: its faint stars and the halos of its galaxies are specks of a few dozen
+    pixels at 3 MP, which the scaled area (96) merged into the sky (the Hubble deep field
+    at 3 MP: ΔE2000 at 1x 2.57 at 96 pixels, 2.52 at 48, 2.46 at 32; vtracer's default
+    2.49). O(1)."""
+    if not photo or sources or pixels <= SPECK_SCALE_PIXELS:
         return SPECK_AREA
     return round(SPECK_AREA * pixels / SPECK_SCALE_PIXELS)
 
@@ -661,6 +667,7 @@ def merge_specks(
     tick: Callable[[], None] | None = None,
     near: npt.NDArray[np.bool_] | None = None,
     texture: bool = False,
+    one_pass: bool = False,
 ) -> IntArray:
     """Speck filter for photo-like input (what vtracer's filter_speckle does): every
     component under `max_size` pixels joins the neighbouring component whose colour is
@@ -676,10 +683,11 @@ def merge_specks(
     each colour's largest component stays, and components holding a pixel of `keep`
     (strokes and dots, `detail.detail_mask`) stay. Cost: one `label_components`, O(N);
     then per pass O(S) for the S pixels of components under `max_size` (listed once; the
-    list only shrinks) and O(n log n) for n components (`_merge`).
+    list only shrinks) and O(n log n) for n components (`_merge`). With `one_pass` (the
+    caller's `specks_in_one_pass`: this filter decides every speck) it ends with
+    `AFTER_SPECKS_PASSES` mode-filter passes.
     """
     comps = label_components(labels)
-    first_count = comps.count
     flat_rgb = pixel_rows(rgb)
     kept_base = _kept_base(comps, keep)
     palette_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64)) if near is not None else None
@@ -738,7 +746,7 @@ def merge_specks(
         new_label[c[best]] = comp_label[g[best]]
         comps = _merge(comps, new_label, pixels, current)
     out = comps.labels()
-    if specks_in_one_pass(labels.size, first_count, near, texture):
+    if one_pass:
         out = majority_smooth(
             out, AFTER_SPECKS_PASSES, keep_every_colour=keep_every_colour, keep=keep, near=near
         )

@@ -153,6 +153,7 @@ def grow_palette(
     tick: Callable[[], None] | None = None,
     growth: float = 1.0,
     dense: bool = False,
+    served: float = 0.0,
 ) -> FloatArray:
     """Add colours to `seeds` (sRGB; the first `fixed` never move) until `faithful(errors)`
     holds for the CIEDE2000 error of every histogram bin, or `cap` colours. `tick`, a
@@ -181,6 +182,10 @@ def grow_palette(
         # Farthest-point seeding on the weighted squared error, Euclidean in CIELAB as the
         # Lloyd steps measure it.
         dist = np.linalg.norm(hist_lab - centres[idx], axis=1)
+        if served > 0:
+            # Bins within `served` of a colour are drawn well enough: new colours go where
+            # the error is visible, not to the many bins of one noisy flat colour.
+            dist = np.maximum(dist - served, 0.0)
         picks: list[int] = []
         for seeded in range(add):
             if tick is not None and seeded % SEEDS_PER_CHECK == 0:
@@ -190,7 +195,10 @@ def grow_palette(
             if score[pick] <= 0:
                 break
             picks.append(pick)
-            np.minimum(dist, np.linalg.norm(hist_lab - hist_lab[pick], axis=1), out=dist)
+            near_pick = np.linalg.norm(hist_lab - hist_lab[pick], axis=1)
+            if served > 0:
+                near_pick = np.maximum(near_pick - served, 0.0)
+            np.minimum(dist, near_pick, out=dist)
         if not picks:
             break
         centres = np.vstack([centres, hist_lab[picks]])
@@ -629,16 +637,17 @@ def _dense_lab(lab: FloatArray) -> bool:
     return len(lab) >= 3 and float(np.median(_nearest_apart(lab).min(axis=1))) <= NEAR_EQUAL
 
 
-def near_equal(palette: FloatArray) -> npt.NDArray[np.bool_] | None:
+def near_equal(palette: FloatArray, photo: bool = False) -> npt.NDArray[np.bool_] | None:
     """Which pairs of colours are near-equal (`NEAR_EQUAL`), as a (K, K) table, when the
-    palette is dense (a photo's grown palette: most colours have a near-equal neighbour);
-    None for a palette of a few distinct colours (flat art, a stamp, a scan), whose every
-    speck is noise or texture and whose edges are anti-aliasing between its colours.
-    Cost: O(K^2) for K colours (K <= 256)."""
+    palette is dense (a photo's grown palette: most colours have a near-equal neighbour)
+    or known to be a `photo`'s (a large field of faint sources, whose colours are placed
+    apart on purpose: `quantise.SOURCES_SERVED`); None for a palette of a few distinct
+    colours (flat art, a stamp, a scan), whose every speck is noise or texture and whose
+    edges are anti-aliasing between its colours. Cost: O(K^2) for K colours (K <= 256)."""
     if len(palette) < 3:
         return None
     de = _nearest_apart(srgb_to_lab(np.asarray(palette, dtype=np.float64)))
-    if float(np.median(de.min(axis=1))) > NEAR_EQUAL:
+    if not photo and float(np.median(de.min(axis=1))) > NEAR_EQUAL:
         return None
     near: npt.NDArray[np.bool_] = de <= NEAR_EQUAL
     np.fill_diagonal(near, True)

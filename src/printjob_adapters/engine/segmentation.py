@@ -118,6 +118,7 @@ def segment(
     flat_colours: list[int] = []
     inks: list[npt.NDArray[np.floating[Any]]] = []
     lines: list[own_inks.Found] = []
+    sources: list[bool] = []
     palette = quantise.find_palette(
         rgb,
         maps,
@@ -128,12 +129,14 @@ def segment(
         tol=tol,
         on_inks=inks.append,
         on_lines=lines.append,
+        on_sources=lambda: sources.append(True),
     ).astype(np.float64)
     checkpoint(0.45)
     # The opaque pixels that are not flat: read by the edge unmixing and the strokes alike.
     edge = np.logical_not(maps.flat)
     edge &= maps.opaque
-    labels = quantise.assign(rgb, maps, palette, tol, colours, edge)
+    # A large field of faint sources (`on_sources`) is a photo: nearest colours, no unmixing.
+    labels = quantise.assign(rgb, maps, palette, tol, colours, edge, photo=bool(sources))
     # Flat interiors are measured on fully opaque pixels only; art that is never fully
     # opaque (a hairline icon at 87 % alpha) has none and counts as clean, not as a photo.
     solid = int(np.count_nonzero(maps.solid))
@@ -158,7 +161,12 @@ def segment(
         labels, palette = own_inks.with_lines(labels, palette, lines[0], colors)
     checkpoint(0.65)
     # A photo's dense palette: its clean-up keeps colours that are visibly apart.
-    near = colour_count.near_equal(palette) if maps.noise >= cleanup.PHOTO_NOISE else None
+    # (A large field of faint sources is a photo whose colours are apart on purpose.)
+    near = (
+        colour_count.near_equal(palette, photo=bool(sources))
+        if maps.noise >= cleanup.PHOTO_NOISE
+        else None
+    )
     if near is not None and over_speck_cap(labels):
         # A noisy photo's lone pixels join their surroundings before they are counted.
         labels = cleanup.join_lone_pixels(labels, rgb, palette)
@@ -166,6 +174,8 @@ def segment(
     # Labelled once for the detail mask and the speck clean-up, which read the same map.
     first_comps = cleanup.label_components(labels)
     texture = cleanup.texture(near, flat_share)
+    # One decision for both speck steps, on the map they start from.
+    one_pass = cleanup.specks_in_one_pass(labels.size, first_comps.count, near, texture)
     keep = detail.detail_mask(
         labels, rgb, palette, maps.noise, tol.mix, tol.split, first_comps, flat_share
     )
@@ -183,6 +193,7 @@ def segment(
         comps=first_comps,
         near=near,
         texture=texture,
+        one_pass=one_pass,
     )
     checkpoint(0.7)
     if comps is not first_comps or labels.dtype != np.int32:
@@ -225,12 +236,13 @@ def segment(
             labels,
             rgb,
             palette,
-            max_size=cleanup.speck_area(labels.size, near is not None),
+            max_size=cleanup.speck_area(labels.size, near is not None, sources=bool(sources)),
             keep_every_colour=exact,
             keep=keep,
             tick=lambda: checkpoint(0.75),
             near=near,
             texture=texture,
+            one_pass=one_pass,
         )
         used = None
     # Bridging gives a pixel the colour of the stroke beside it, a colour already in use,

@@ -50,9 +50,12 @@ def test_a_large_photos_first_clean_up_leaves_its_specks_to_the_speck_filter(
     near = colour_count.near_equal(PALETTE)
     comps = cleanup.label_components(labels)
     args = (labels, rgb, PALETTE, 3.0, 10.0, 8.0)
-    same = cleanup.clean_speckles(*args, comps=comps, near=near, texture=False)
+    one_pass = cleanup.specks_in_one_pass(labels.size, comps.count, near, texture=False)
+    assert one_pass
+    same = cleanup.clean_speckles(*args, comps=comps, near=near, one_pass=one_pass)
     assert same is comps
     # Texture keeps the first clean-up, which merges the sky's specks.
+    assert not cleanup.specks_in_one_pass(labels.size, comps.count, near, texture=True)
     cleaned = cleanup.clean_speckles(*args, comps=comps, near=near, texture=True)
     assert cleaned.count < comps.count
 
@@ -66,12 +69,13 @@ def test_a_faint_star_far_from_the_sky_stays_in_a_large_photo(large: None) -> No
     assert not near[0, 2] and not near[1, 2]
     comps = cleanup.label_components(labels)
     args = (labels, rgb, PALETTE, 3.0, 10.0, 8.0)
-    assert cleanup.specks_in_one_pass(labels.size, comps.count, near, texture=False)
+    one_pass = cleanup.specks_in_one_pass(labels.size, comps.count, near, texture=False)
+    assert one_pass
     # As in a smaller photo's two clean-ups, a speck of more than `SPECK_TINY` pixels far
     # in colour from every neighbour is the photo's own.
-    out = cleanup.clean_speckles(*args, comps=comps, near=near, texture=False).labels()
+    out = cleanup.clean_speckles(*args, comps=comps, near=near, one_pass=one_pass).labels()
     out = cleanup.merge_specks(
-        out, rgb, PALETTE, max_size=96, near=near, texture=False, keep=np.zeros_like(out, bool)
+        out, rgb, PALETTE, max_size=96, near=near, keep=np.zeros_like(out, bool), one_pass=one_pass
     )
     assert (out[100, 100:103] == 2).all()
     assert (out == 2).sum() == 3
@@ -85,9 +89,16 @@ def test_the_speck_filter_of_a_large_photo_ends_with_a_mode_filter_pass(
     keep = np.zeros(labels.shape, dtype=bool)
     keep[50:53, 50:53] = True
     monkeypatch.setattr(cleanup, "AFTER_SPECKS_PASSES", 0)
-    raw = cleanup.merge_specks(labels, rgb, PALETTE, max_size=8, near=near, keep=keep)
+    raw = cleanup.merge_specks(
+        labels, rgb, PALETTE, max_size=8, near=near, keep=keep, one_pass=True
+    )
     monkeypatch.setattr(cleanup, "AFTER_SPECKS_PASSES", 1)
-    out = cleanup.merge_specks(labels, rgb, PALETTE, max_size=8, near=near, keep=keep)
+    out = cleanup.merge_specks(
+        labels, rgb, PALETTE, max_size=8, near=near, keep=keep, one_pass=True
+    )
+    # The caller's decision, not the filter's own count: without it no mode pass.
+    alone = cleanup.merge_specks(labels, rgb, PALETTE, max_size=8, near=near, keep=keep)
+    np.testing.assert_array_equal(alone, raw)
     expected = cleanup.majority_smooth(raw, 1, keep=keep, near=near)
     np.testing.assert_array_equal(out, expected)
     assert (out[keep] == labels[keep]).all()
@@ -97,3 +108,40 @@ def test_the_speck_filter_of_a_large_photo_ends_with_a_mode_filter_pass(
         return int((m[1:] != m[:-1]).sum() + (m[:, 1:] != m[:, :-1]).sum())
 
     assert cracks(out) < cracks(raw)
+
+
+def test_segment_decides_the_one_pass_once_on_its_first_map(
+    large: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both speck steps get the one decision `segment` makes on its first label map."""
+    from printjob_adapters.engine import segmentation
+    from printjob_adapters.engine.options import Background
+
+    # A dark, noisy ramp: a photo's dense palette of near-equal levels, speckled.
+    rng = np.random.default_rng(3)
+    ramp = 10.0 + 50.0 * np.mgrid[0:SIDE, 0:SIDE][1] / SIDE
+    rgb = np.clip(ramp[..., None] + rng.normal(0, 6.0, (SIDE, SIDE, 3)), 0, 255)
+    rgba = np.dstack([np.rint(rgb), np.full((SIDE, SIDE), 255.0)]).astype(np.uint8)
+    decided: list[bool] = []
+    seen: dict[str, bool] = {}
+    real_decide = cleanup.specks_in_one_pass
+    real_clean, real_merge = cleanup.clean_speckles, cleanup.merge_specks
+
+    def decide(*args: object, **kwargs: object) -> bool:
+        decided.append(real_decide(*args, **kwargs))  # type: ignore[arg-type]
+        return decided[-1]
+
+    def clean(*args: object, **kwargs: object) -> object:
+        seen["clean"] = bool(kwargs.get("one_pass", False))
+        return real_clean(*args, **kwargs)  # type: ignore[arg-type]
+
+    def merge(*args: object, **kwargs: object) -> object:
+        seen["merge"] = bool(kwargs.get("one_pass", False))
+        return real_merge(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cleanup, "specks_in_one_pass", decide)
+    monkeypatch.setattr(cleanup, "clean_speckles", clean)
+    monkeypatch.setattr(cleanup, "merge_specks", merge)
+    segmentation.segment(rgba, None, Background.KEEP, lambda _: None)
+    assert decided == [True]  # the noisy dark sky of many specks takes the one pass
+    assert seen == {"clean": decided[0], "merge": decided[0]}
