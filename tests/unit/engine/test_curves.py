@@ -273,8 +273,9 @@ def test_per_run_and_whole_array_search_rounds_agree(monkeypatch):
         assert np.array_equal(a, b)
 
 
-def test_fit_attempts_do_not_depend_on_padded_width(monkeypatch):
-    _ids, data = busy_edges(seed=7)
+def recorded_attempts(monkeypatch, seed: int) -> list[tuple[np.ndarray, ...]]:
+    """The arguments of every `_try` call the search of a busy image makes."""
+    _ids, data = busy_edges(seed=seed)
     _first, runs, _owner = split_edges(data)
     calls = []
     original = curves._try
@@ -286,7 +287,12 @@ def test_fit_attempts_do_not_depend_on_padded_width(monkeypatch):
     monkeypatch.setattr(curves, "_try", record)
     curves.fit_runs(runs, 0.4)
     monkeypatch.setattr(curves, "_try", original)
-    for args in calls:
+    return calls
+
+
+def test_fit_attempts_do_not_depend_on_padded_width(monkeypatch):
+    original = curves._try
+    for args in recorded_attempts(monkeypatch, 7):
         monkeypatch.setattr(curves, "_SPLIT_ROWS", 10**9)  # one width for all rows
         one = original(*args)
         monkeypatch.setattr(curves, "_SPLIT_ROWS", 1)  # 8, 16 or 24 columns per row

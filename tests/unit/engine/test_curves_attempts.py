@@ -7,25 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from printjob_adapters.engine import curves
-from printjob_adapters.engine.curves import split_edges
-from tests.unit.engine.test_curves import busy_edges
-
-
-def recorded_attempts(monkeypatch, seed: int) -> list[tuple[np.ndarray, ...]]:
-    """The arguments of every `_try` call the search of a busy image makes."""
-    _ids, data = busy_edges(seed=seed)
-    _first, runs, _owner = split_edges(data)
-    calls = []
-    original = curves._try
-
-    def record(*args):
-        calls.append(args)
-        return original(*args)
-
-    monkeypatch.setattr(curves, "_try", record)
-    curves.fit_runs(runs, 0.4)
-    monkeypatch.setattr(curves, "_try", original)
-    return calls
+from tests.unit.engine.test_curves import recorded_attempts
 
 
 def one_row(args: tuple[np.ndarray, ...], k: int) -> tuple[np.ndarray, ...]:
