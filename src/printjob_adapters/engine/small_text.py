@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from printjob_adapters.engine.curves import groups
 from printjob_adapters.engine.vector import Layer, Outline, VectorArt
 
 if TYPE_CHECKING:
@@ -499,11 +500,18 @@ def _faint_reach(
     return np.full_like(reach, spread)
 
 
+def _grey(rgb: npt.NDArray[np.uint8]) -> npt.NDArray[np.int32]:
+    """Per pixel: its lightness, the sum of its channels, in 32 bits (for differences
+    and doubling without overflow). O(pixels given)."""
+    grey: npt.NDArray[np.int32] = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    return grey
+
+
 def _beyond_ink(rgb: npt.NDArray[np.uint8], palette: FloatArray, paper: int) -> BoolArray:
     """Per pixel: whether its lightness lies at least as far from the `paper`'s as the
     other colour of a two-colour `palette` does. O(pixels given)."""
     level = np.rint(palette.sum(axis=1)).astype(np.int32)
-    grey = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    grey = _grey(rgb)
     beyond: BoolArray = np.abs(grey - level[paper]) >= abs(
         int(level[1 - paper]) - int(level[paper])
     )
@@ -996,7 +1004,7 @@ def _darker_half(
     component's strokes at half coverage or more, what the cut keeps). O(pixels
     given)."""
     inside = found > 0
-    grey = rgb[..., 0].astype(np.int32) + rgb[..., 1] + rgb[..., 2]
+    grey = _grey(rgb)
     far = np.abs(grey - int(np.rint(paper.sum())))
     top = np.zeros(n + 1, dtype=np.int32)
     np.maximum.at(top, found[inside], far[inside])
@@ -1036,8 +1044,8 @@ def _framed(
         return framed
     # Each side's pixels: a row of `width` at the top and the bottom, a column of
     # `height` at the left and the right (the corners read twice).
-    across, step_x = _counted(width[chosen])
-    down, step_y = _counted(height[chosen])
+    _, across, step_x = groups(width[chosen])
+    _, down, step_y = groups(height[chosen])
     row_x = left[chosen][across] + step_x
     column_y = top[chosen][down] + step_y
     ys = np.concatenate([top[chosen][across], bottom[chosen][across], column_y, column_y])
@@ -1050,15 +1058,6 @@ def _framed(
     missing = np.bincount(whose[~own], minlength=len(chosen))
     framed[chosen] = missing == 0
     return framed
-
-
-def _counted(lengths: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """For ranges of the given `lengths`: per element, which range it is in and its step
-    0.. within it. O(sum of the lengths)."""
-    total = int(lengths.sum())
-    which = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    step = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return which, step
 
 
 def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
