@@ -1072,31 +1072,46 @@ def _thick(candidate: BoolArray, found: IntArray, n: int) -> BoolArray:
 def _dilate(component: IntArray, reach: int) -> IntArray:
     """The largest value within `reach` pixels (a square of side 2·reach+1) of each pixel
     of a map of non-negative values; off the array counts as 0 (for such maps, what
-    `ndimage.grey_dilation` gives with its mirrored border). Rows, then columns.
-    O(pixels · reach)."""
+    `ndimage.grey_dilation` gives with its mirrored border). Rows, then columns, each on
+    slices of the map in its own memory order (no transposed copy of it). O(pixels · reach)."""
     out = component
     for axis in (1, 0):
-        m = np.moveaxis(out, axis, -1)
-        grown = m.copy()
+        grown = out.copy()
         for step in range(1, reach + 1):
-            np.maximum(grown[..., step:], m[..., :-step], out=grown[..., step:])
-            np.maximum(grown[..., :-step], m[..., step:], out=grown[..., :-step])
-        out = np.moveaxis(grown, -1, axis)
+            later, earlier = _along(axis, step)
+            np.maximum(grown[later], out[earlier], out=grown[later])
+            np.maximum(grown[earlier], out[later], out=grown[earlier])
+        out = grown
     return np.ascontiguousarray(out)
 
 
 def _erode(mask: BoolArray, axis: int, reach: int = 2) -> BoolArray:
     """Where `mask` and its `reach` neighbours on both sides along `axis` all hold; off
-    the array counts as not holding. O(pixels · reach)."""
-    m = np.moveaxis(mask, axis, -1)
-    out = m.copy()
+    the array counts as not holding. On slices in the mask's own memory order (no
+    transposed copy). O(pixels · reach)."""
+    out = mask.copy()
     for step in range(1, reach + 1):
-        out[..., step:] &= m[..., :-step]
-        out[..., :-step] &= m[..., step:]
-        out[..., :step] = False
-        out[..., -step:] = False
-    moved: BoolArray = np.moveaxis(out, -1, axis)
-    return moved
+        later, earlier = _along(axis, step)
+        out[later] &= mask[earlier]
+        out[earlier] &= mask[later]
+        first, last = _along(axis, -step)
+        out[first] = False
+        out[last] = False
+    return out
+
+
+def _along(axis: int, step: int) -> tuple[tuple[slice, ...], tuple[slice, ...]]:
+    """Index tuples of a 2-D array along `axis`: for `step` > 0, the pixels from `step` on
+    and those up to `step` before the end (each one's neighbour `step` back, and forward);
+    for `step` < 0, the first and the last |`step`| pixels."""
+    if step > 0:
+        later, earlier = slice(step, None), slice(None, -step)
+    else:
+        later, earlier = slice(None, -step), slice(step, None)
+    whole = slice(None)
+    if axis == 1:
+        return (whole, later), (whole, earlier)
+    return (later, whole), (earlier, whole)
 
 
 def _extreme(
