@@ -169,7 +169,7 @@ def detail_mask(
     at, pg = _pixels_of_groups(at, at_group, cand[ok], groups)
     # Its pixels have its colour: their mean is nearer its colour than the surrounding one.
     rows_u8 = pixel_rows(rgb)
-    px = rows_u8[at, :3].astype(np.float64)
+    px = _gather(rows_u8, at)
     mean = (
         np.stack([np.bincount(pg, px[:, c], minlength=groups) for c in range(3)], axis=1)
         / np.maximum(gsize, 1)[:, None]
@@ -241,7 +241,7 @@ def _corner_pieces(
     at = _pixels_where(comps, piece)
     pid = comps.to_id[comps.base.ravel()[at]]
     around, _ = _surrounding_labels(labels, pid, at, n)
-    px = rows_u8[at, :3].astype(np.float64)
+    px = _gather(rows_u8, at)
     mean = (
         np.stack([np.bincount(pid, px[:, c], minlength=n) for c in range(3)], axis=1)
         / np.maximum(comps.size, 1)[:, None]
