@@ -25,7 +25,7 @@ from collections import defaultdict
 import attrs
 import numpy as np
 
-from printjob_adapters.engine.boundaries import BoundaryGraph, Runs, run_overlaps
+from printjob_adapters.engine.boundaries import BoundaryGraph, Runs, run_overlaps, sorted_unique
 from printjob_adapters.engine.curves import FittedEdges, groups
 from printjob_adapters.engine.graphs import connected_components, walk_chains
 from printjob_adapters.engine.vector import CLOSE, CURVE, LINE, MOVE, OP_POINTS, Command, Outline
@@ -94,7 +94,7 @@ def near_pairs(graph: BoundaryGraph) -> np.ndarray:
             upper, lower = run_overlaps(runs, end, rows_apart, NEAR, first, stop)
             codes.append(_pair_codes(face[upper], face[lower], n))
         batches.append(_unique_codes(np.concatenate(codes), n))
-    all_codes = batches[0] if len(batches) == 1 else np.unique(np.concatenate(batches))
+    all_codes = batches[0] if len(batches) == 1 else _sorted_codes(np.concatenate(batches), n)
     return np.stack([all_codes // n, all_codes % n], axis=1)
 
 
@@ -116,10 +116,20 @@ def _unique_codes(codes: np.ndarray, n: int) -> np.ndarray:
     of all n * n pairs and read back in order, O(codes + n²); else sorted (`np.unique`),
     O(codes log codes)."""
     if n > _TABLE_FACES:
-        return np.unique(codes)
+        return _sorted_codes(codes, n)
     seen = np.zeros(n * n, dtype=bool)
     seen[codes] = True
     return np.flatnonzero(seen)
+
+
+def _sorted_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    """The distinct pair codes, ascending, by a sort (`boundaries.sorted_unique`), in 32
+    bits when every code fits (n² < 2³¹; a photo's 10,000-50,000 faces): NumPy's own
+    `unique` hashes first, and a 32-bit sort is quicker still (the Hubble field's 1.25
+    million codes: 0.10 → 0.015 s). O(codes log codes)."""
+    if n * n <= np.iinfo(np.int32).max:
+        return sorted_unique(codes.astype(np.int32)).astype(np.int64)
+    return sorted_unique(codes)
 
 
 def stack_layers(graph: BoundaryGraph, colors: int, palette: np.ndarray | None = None) -> Stacking:
@@ -493,7 +503,13 @@ def _walk_chained(
     by_start = np.argsort(start, kind="stable")
     s_start = start[by_start]
     s_end = end[by_start]
-    junction, first_out, degree = np.unique(s_start, return_index=True, return_counts=True)
+    # s_start ascends: its distinct junctions, first places and counts by one comparison
+    # of neighbours (as `np.unique` gives them, without its sort).
+    new_junction = np.ones(n, dtype=bool)
+    np.not_equal(s_start[1:], s_start[:-1], out=new_junction[1:])
+    first_out = np.flatnonzero(new_junction)
+    junction = s_start[first_out]
+    degree = np.diff(np.append(first_out, n))
     arriving, in_degree = np.unique(s_end, return_counts=True)
     if not (np.array_equal(junction, arriving) and np.array_equal(degree, in_degree)):
         return None

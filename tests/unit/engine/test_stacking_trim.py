@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from printjob_adapters.engine.stacking import _left_out, _slide_under
+from printjob_adapters.engine.stacking import _left_out, _pair_codes, _slide_under, _sorted_codes
 
 
 def _near(rng: np.random.Generator, faces: int) -> tuple[np.ndarray, np.ndarray]:
@@ -110,3 +110,15 @@ def test_slide_under_is_the_walk(seed: int) -> None:
         np.testing.assert_array_equal(got, expected)
         moved += int((expected != members).sum())
     assert moved > 1000
+
+
+@pytest.mark.parametrize("faces", [300, 40_000, 50_000])
+def test_near_pair_codes_sorted_as_unique_gives_them(faces: int) -> None:
+    # 32-bit sorting while every code fits (faces² < 2³¹), 64-bit past it.
+    rng = np.random.default_rng(faces)
+    fa, fb = rng.integers(0, faces, (2, 20_000))
+    codes = _pair_codes(fa, fb, faces)
+    codes = np.concatenate([codes, codes[:5000], [faces * faces - 1]])
+    got = _sorted_codes(codes, faces)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.unique(codes))
