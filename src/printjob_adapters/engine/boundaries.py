@@ -359,7 +359,7 @@ def build_boundary_graph(labels: np.ndarray) -> BoundaryGraph:
     closed = ~tail_junction[first_crack]
 
     # Junctions are numbered in corner order (every crack is on some edge).
-    jverts = _sorted_unique(np.concatenate([tail[tail_junction], head[head_junction]]))
+    jverts = sorted_unique(np.concatenate([tail[tail_junction], head[head_junction]]))
     j0 = np.where(closed, -1, np.searchsorted(jverts, tail[first_crack]))
     j1 = np.where(closed, -1, np.searchsorted(jverts, head[last_crack]))
 
@@ -422,7 +422,7 @@ def _loop_cuts(pair_key: np.ndarray, tail_junction: np.ndarray) -> np.ndarray:
     otherwise. Pairs with a junction are few (one per edge end), so each crack is looked
     up among them (binary search), and the loops' cracks are grouped by pair.
     O(cracks log edges + loop cracks log loop cracks)."""
-    joined = _sorted_unique(pair_key[tail_junction])
+    joined = sorted_unique(pair_key[tail_junction])
     candidates = np.flatnonzero(~tail_junction)
     keys = pair_key[candidates]
     if len(joined):
@@ -434,7 +434,7 @@ def _loop_cuts(pair_key: np.ndarray, tail_junction: np.ndarray) -> np.ndarray:
     return cuts
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` by a sort and one comparison of neighbours: NumPy's own goes
     through a hash table first, three times slower on a few thousand integers.
     O(n log n)."""

@@ -23,6 +23,7 @@ told apart before this is asked; stamps and scans (170-600) are two-tone and nev
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -64,8 +65,7 @@ def per_10k(
     every border between palette colours (see the module), per 10,000 pixels. `colour_index` is
     each pixel's distinct colour as an (H, W) map (-1 where not opaque) and `colour_lab`
     those colours in CIELAB. Cost: O(U log K) for U distinct colours, then a few
-    whole-image compares, O(N), and the patches of the P off pixels
-    (`graphs.connected_components`), O(P log P).
+    whole-image compares, O(N), and the patches of the off pixels (`_detached_patches`).
     """
     if len(palette) == 0 or not opaque.any():
         return 0.0
@@ -92,12 +92,31 @@ def per_10k(
     wide = near.copy()
     wide[:, 1:] |= near[:, :-1]
     wide[:, :-1] |= near[:, 1:]
-    # 4-connected patches of off pixels: each off pixel a node, joined to its off
-    # neighbours to the right and below.
+    detached = _detached_patches(off, wide, labelled="scipy.ndimage" in sys.modules)
+    return detached * 10_000 / label.size
+
+
+def _detached_patches(off: BoolArray, wide: BoolArray, labelled: bool) -> int:
+    """The 4-connected patches of `off` pixels none of whose pixels is `wide`.
+
+    With `labelled`, by `scipy.ndimage.label` (its default cross): one pass in C, O(N),
+    0.45 → 0.17 s of the Hubble field's call at 3 MP. It is asked only when the process
+    has loaded `scipy.ndimage` already (a photo's segmentation does): importing it
+    costs about 0.4 s, more than it saves below a few megapixels, and flat art never
+    loads scipy. Else each off pixel is a node joined to its off neighbours to the
+    right and below (`graphs.connected_components`), O(P log P) for P off pixels. The
+    same count either way."""
+    if labelled:
+        from scipy import ndimage
+
+        patch, count = ndimage.label(off)
+        reached = np.zeros(count + 1, dtype=bool)
+        reached[patch[wide & off]] = True
+        return int(count - np.count_nonzero(reached[1:]))
     at = np.flatnonzero(off)
     node = np.full(off.size, -1, dtype=np.int64)
     node[at] = np.arange(len(at))
-    width = shape[1]
+    width = off.shape[1]
     right = off[:, :-1] & off[:, 1:]
     below = off[:-1] & off[1:]
     left_of = np.flatnonzero(np.pad(right, ((0, 0), (0, 1))))
@@ -109,5 +128,4 @@ def per_10k(
     )
     touching = np.zeros(count, dtype=bool)
     touching[patch[wide.ravel()[at]]] = True
-    detached = int(count - np.count_nonzero(touching))
-    return detached * 10_000 / label.size
+    return int(count - np.count_nonzero(touching))

@@ -1766,12 +1766,13 @@ def draw_over(art: VectorArt, text: TextOverlay, checkpoint: Checkpoint) -> Vect
     )
     scale = 1.0 / SCALE
     # The letters' ink may have been the only use of its colour in the art: no empty layer.
-    layers = [layer for layer in art.layers if layer.commands]
+    # (Read from the op codes: a photo's layers never become command tuples.)
+    layers = [layer for layer in art.layers if not layer.is_empty()]
     for layer in drawn.layers:
-        if not layer.commands:
+        if layer.is_empty():
             continue
         outline = layer.as_outline()
         points = outline.points * scale + np.array([glyphs.x0, glyphs.y0], dtype=np.float64)
         moved = Outline(ops=outline.ops, points=points)
-        layers.append(Layer(color=layer.color, commands=moved.commands(), outline=moved))
+        layers.append(Layer(color=layer.color, outline=moved))
     return attrs.evolve(art, layers=tuple(layers))

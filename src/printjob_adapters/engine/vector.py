@@ -129,6 +129,13 @@ class Layer:
     def __hash__(self) -> int:
         return hash((self.color, self.commands))
 
+    def is_empty(self) -> bool:
+        """Whether the layer draws nothing (no commands), read from the op codes when it
+        has them: no command tuples are built to find out."""
+        if self.outline is not None:
+            return len(self.outline.ops) == 0
+        return not self.commands
+
     def as_outline(self) -> Outline:
         """The commands as arrays (built from `commands` when not given)."""
         return self.outline if self.outline is not None else Outline.from_commands(self.commands)
