@@ -1802,8 +1802,10 @@ def _attempt(
         # One row alone would be summed along its points as a contiguous run (NumPy's
         # pairwise and unrolled sums, another order); as two copies it is summed point
         # by point like every row of a larger batch, so it fits the same in any batch.
-        twice = [np.repeat(a, 2, axis=0) for a in (off, last, start, cand, t_in, t_end, tol)]
-        ok, seg, line = _attempt(pts, *twice, width)
+        off, last, start, cand, t_in, t_end, tol = (
+            np.repeat(a, 2, axis=0) for a in (off, last, start, cand, t_in, t_end, tol)
+        )
+        ok, seg, line = _attempt(pts, off, last, start, cand, t_in, t_end, tol, width)
         return ok[:1], seg[:1], line[:1]
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
