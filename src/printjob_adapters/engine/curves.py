@@ -147,10 +147,6 @@ _FEW_RUNS = 16
 ATTEMPT_BATCH = 32_768
 #: Clusters of corner candidates thinned between two ticks (`_thin_corners`).
 _CLUSTERS_PER_TICK = 64
-#: The power-form coefficients (a, b, c) of a cubic's first and second derivative,
-#: as multiples of its own (see `_newton`).
-_SLOPE = np.array([1.0, 2.0, 3.0])[:, None]
-_BEND = np.array([2.0, 6.0])[:, None]
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
