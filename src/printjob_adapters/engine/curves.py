@@ -147,10 +147,6 @@ _FEW_RUNS = 16
 ATTEMPT_BATCH = 32_768
 #: Clusters of corner candidates thinned between two ticks (`_thin_corners`).
 _CLUSTERS_PER_TICK = 64
-#: The power-form coefficients (a, b, c) of a cubic's first and second derivative,
-#: as multiples of its own (see `_newton`).
-_SLOPE = np.array([1.0, 2.0, 3.0])[:, None]
-_BEND = np.array([2.0, 6.0])[:, None]
 #: Unit step of each crack direction code (0 = +x, 1 = +y, 2 = -x, 3 = -y).
 _AXIS = np.array([(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)])
 
@@ -1792,36 +1788,50 @@ def _attempt(
     width: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`_try` for rows of at most `width` points, padded to `width` columns. Points are
-    held as (2, rows, points) arrays, x then y, so one array operation does both
-    coordinates (NumPy's cost per call matters as much as per element here)."""
+    held as (2, points, rows) arrays, x then y, rows innermost: one array operation does
+    both coordinates, and every sum, maximum or running value over a row's points is a
+    pass over whole contiguous rows of the array (NumPy's inner loop then runs along
+    the rows, not once per row over its few points, which cost three times a plain
+    product per element). Each row's sums add its points in order, one at a time, so a
+    row's result does not depend on the other rows or on the padded width."""
+    if len(start) == 1:
+        # One row alone would be summed along its points as a contiguous run (NumPy's
+        # pairwise and unrolled sums, another order); as two copies it is summed point
+        # by point like every row of a larger batch, so it fits the same in any batch.
+        off, last, start, cand, t_in, t_end, tol = (
+            np.repeat(a, 2, axis=0) for a in (off, last, start, cand, t_in, t_end, tol)
+        )
+        ok, seg, line = _attempt(pts, off, last, start, cand, t_in, t_end, tol, width)
+        return ok[:1], seg[:1], line[:1]
     span = cand - start
     used = np.minimum(span + 1, FIT_POINTS)
-    frac = _fractions(width).take(used - 1, axis=0)
+    frac = _fractions(width).take(used - 1, axis=1)
     # (The span as floats first: a float times int64 array is cast element by element
-    # through a buffer, one (rows, width) call's worth; the values are the same.)
-    place = np.rint(frac * span.astype(np.float64)[:, None]).astype(np.int64)
-    idx = off[:, None] + start[:, None] + place
-    # Gathered as (rows, points, 2) from the contiguous points and then laid out x
+    # through a buffer, one (width, rows) call's worth; the values are the same.)
+    place = np.rint(frac * span.astype(np.float64)).astype(np.int64)
+    place += off + start
+    # Gathered as (points, rows, 2) from the contiguous points and then laid out x
     # then y: `take` on the transposed view would first copy all of `pts` (every
     # point of every run) on each attempt.
-    data = pts.take(idx, axis=0).transpose(2, 0, 1).copy()
-    p0 = data[:, :, 0]
-    p3 = data[:, :, -1]
-    rel = data - p0[:, :, None]
+    data = pts.take(place, axis=0).transpose(2, 0, 1).copy()
+    p0 = data[:, 0]
+    p3 = data[:, -1]
+    rel = data - p0[:, None]
     chord = p3 - p0
     rms2 = (RMS_SHARE * tol) ** 2
     tol2 = tol * tol
     # Line test (padding repeats the end point: distance 0).
     length2 = chord[0] ** 2 + chord[1] ** 2
-    along = rel * chord[:, :, None]
-    t = (along[0] + along[1]) / np.maximum(length2, 1e-12)[:, None]
+    along = rel * chord[:, None]
+    t = np.add(along[0], along[1], out=along[0])
+    t /= np.maximum(length2, 1e-12)
     np.maximum(t, 0.0, out=t)
     np.minimum(t, 1.0, out=t)
-    off_line = rel - t * chord[:, :, None]
+    off_line = rel - t * chord[:, None]
     off_line *= off_line
-    d2 = off_line[0] + off_line[1]
+    d2 = np.add(off_line[0], off_line[1], out=off_line[0])
     line = (span <= 1) | (
-        (np.maximum.reduce(d2, axis=1) <= tol2) & (np.add.reduce(d2, axis=1) <= rms2 * used)
+        (np.maximum.reduce(d2, axis=0) <= tol2) & (np.add.reduce(d2, axis=0) <= rms2 * used)
     )
     seg = np.empty((len(span), 3, 2))
     seg[:] = p3.T[:, None]
@@ -1843,12 +1853,12 @@ def _attempt(
     sub = rel
     if len(todo) < len(span):
         fixed = fixed.take(todo, axis=1)
-        sub = rel.take(todo, axis=1)
+        sub = rel.take(todo, axis=2)
     fixed[_ROW] = np.arange(len(todo))
-    diff = sub[:, :, 1:] - sub[:, :, :-1]
-    u = np.zeros((len(todo), width))
-    np.cumsum(np.hypot(diff[0], diff[1]), axis=1, out=u[:, 1:])
-    u /= np.maximum(u[:, -1:], 1e-12)
+    diff = sub[:, 1:] - sub[:, :-1]
+    u = np.zeros((width, len(todo)))
+    np.cumsum(np.hypot(diff[0], diff[1]), axis=0, out=u[1:])
+    u /= np.maximum(u[-1], 1e-12)
     bez, emax2, ems2, err = _cubic(sub, u, fixed)
     # The rows a Newton step retries only ever shrink (a good row stays good, and the
     # later steps' range is narrower), so the steps work on the retried rows alone,
@@ -1863,10 +1873,11 @@ def _attempt(
         r = retry.nonzero()[0]
         if len(r) == 0:
             break
-        u2 = _newton(r_err.take(r, axis=1), r_bez.take(r, axis=2), r_u.take(r, axis=0))
-        r_sub, r_fixed = r_sub.take(r, axis=1), r_fixed.take(r, axis=1)
-        r_bez, r_max2, r_ms2, r_err = _cubic(r_sub, u2, r_fixed)
-        r_u = u2
+        if len(r) < len(retry):
+            r_err, r_bez, r_u = r_err.take(r, axis=2), r_bez.take(r, axis=2), r_u.take(r, axis=1)
+            r_sub, r_fixed = r_sub.take(r, axis=2), r_fixed.take(r, axis=1)
+        r_u = _newton(r_err, r_bez, r_u)
+        r_bez, r_max2, r_ms2, r_err = _cubic(r_sub, r_u, r_fixed)
         rows = r_fixed[_ROW].astype(np.int64)
         bez[:, :, rows], emax2[rows], ems2[rows] = r_bez, r_max2, r_ms2
         reach = _LATE_REACH
@@ -1877,12 +1888,13 @@ def _attempt(
 
 @functools.cache
 def _fractions(width: int) -> Floats:
-    """Where each of `width` columns samples an attempt of s + 1 points (s < `FIT_POINTS`
-    steps), as a share of its span: row s holds min(column, s) / max(s, 1), so an
-    attempt looks its row up with one `take` instead of computing it (three calls on
-    (rows, width) arrays). Read only: shared by every attempt of this width."""
-    steps = np.arange(FIT_POINTS)[:, None]
-    table: Floats = np.minimum(np.arange(width)[None, :], steps) / np.maximum(steps, 1)
+    """Where each of `width` points samples an attempt of s + 1 points (s < `FIT_POINTS`
+    steps), as a share of its span, laid out (points, s): column s holds min(point, s) /
+    max(s, 1), so an attempt looks its column up with one `take` instead of computing it
+    (three calls on (width, rows) arrays). Read only: shared by every attempt of this
+    width."""
+    steps = np.arange(FIT_POINTS)[None, :]
+    table: Floats = np.minimum(np.arange(width)[:, None], steps) / np.maximum(steps, 1)
     table.flags.writeable = False
     return table
 
@@ -1917,17 +1929,23 @@ def _fixed(t1: Floats, t2: Floats, chord: Floats, used: Ints) -> Floats:
 def _cubic(
     rel: np.ndarray, u: np.ndarray, fixed: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Least-squares tangent lengths per row (points `rel` (2, rows, points) relative
-    to the start, parameters `u`; tangents, chords and the rest in `fixed`, see
-    `_fixed`), the cubic's control points and end (relative, (2, 3, rows)), its largest
-    and mean squared error, and the curve at every parameter minus its point (2, rows,
-    points: the next Newton step's start).
+    """Least-squares tangent lengths per row (points `rel` (2, points, rows) relative
+    to the start, parameters `u` (points, rows); tangents, chords and the rest in
+    `fixed`, see `_fixed`), the cubic's control points and end (relative, (2, 3,
+    rows)), its largest and mean squared error, and the curve at every parameter minus
+    its point (2, points, rows: the next Newton step's start).
 
-    The Bernstein weights are one (3, rows, points) array, so each sum over the points
+    The Bernstein weights are one (3, points, rows) array, so each sum over the points
     (the 2x2 normal equations, their right-hand sides, the curve at every parameter)
     is one `einsum` over all rows and both coordinates, and both tangent lengths are
     solved as one (2, rows) array: the cost of a call is mostly its NumPy calls (about
     30), not its points."""
+    if u.shape[1] == 1:
+        # One row is fitted as two copies of it: see `_attempt` (its sums' order).
+        bez, emax2, ems2, err = _cubic(
+            np.repeat(rel, 2, axis=2), np.repeat(u, 2, axis=1), np.repeat(fixed, 2, axis=1)
+        )
+        return bez[:, :, :1], emax2[:1], ems2[:1], err[:, :, :1]
     v = 1.0 - u
     # One block: the points less the chord's share (x, y), then the three weights.
     work = np.empty((5, *u.shape))
@@ -1938,11 +1956,11 @@ def _cubic(
     np.multiply(u * u, u, out=basis[2])
     chord = fixed[_CHORD : _CHORD + 2]
     tangents = fixed[_T1 : _T2 + 2].reshape(2, 2, -1)  # (tangent, coordinate, row)
-    np.multiply(basis[1] + basis[2], chord[:, :, None], out=work[:2])
+    np.multiply(basis[1] + basis[2], chord[:, None], out=work[:2])
     np.subtract(rel, work[:2], out=work[:2])
     # Sums of the first two weights times each row of the block, in one call: the
     # right-hand sides (weight, coordinate, row), then the normal equations.
-    sums = _einsum("kij,lij->kli", basis[:2], work[:4])
+    sums = _einsum("kji,lji->kli", basis[:2], work[:4])
     rhs, gram = sums[:, :2], sums[:, 2:]
     # The right-hand sides along each weight's own tangent. (Sums of two terms are
     # written out as two ufunc calls: the same products added in the same order as
@@ -1959,48 +1977,48 @@ def _cubic(
     lengths /= sdet
     sane = (lengths > fixed[_EPS]) & (lengths < fixed[_LIMIT])
     lengths = np.where(sane[0] & sane[1], lengths, fixed[_THIRD])
-    bez = np.empty((2, 3, len(u)))
+    bez = np.empty((2, 3, u.shape[1]))
     np.multiply(lengths, tangents.transpose(1, 0, 2), out=bez[:, :2])
     bez[:, 1] += chord
     bez[:, 2] = chord
-    err = _einsum("lij,kli->kij", basis, bez)
+    err = _einsum("lji,kli->kji", basis, bez)
     err -= rel
     square = err * err
     e2 = np.add(square[0], square[1])
-    return bez, np.maximum.reduce(e2, axis=1), np.add.reduce(e2, axis=1) / fixed[_USED], err
+    return bez, np.maximum.reduce(e2, axis=0), np.add.reduce(e2, axis=0) / fixed[_USED], err
 
 
 def _newton(err: np.ndarray, bez: np.ndarray, u: np.ndarray) -> np.ndarray:
     """One Newton step per point towards the curve parameter closest to it (`err` (2,
-    rows, points) the curve at `u` minus each point, as `_cubic` leaves it; `bez` (2,
-    3, rows) the relative control points and end). The cubic's two derivatives are
-    taken in power form, B(u) = u (a + b u + c u^2): two `einsum`s over the powers of
-    u."""
+    points, rows) the curve at `u` (points, rows) minus each point, as `_cubic` leaves
+    it; `bez` (2, 3, rows) the relative control points and end). The cubic's two
+    derivatives are taken in power form, B(u) = u (a + b u + c u^2), by Horner's rule."""
     p1, p2, p3 = bez[:, 0], bez[:, 1], bez[:, 2]
-    coef = np.empty_like(bez)  # (2, 3, rows): a, b, c
-    a = np.multiply(p1, 3.0, out=coef[:, 0])
-    b = np.multiply(p2, 3.0, out=coef[:, 1])
-    c = np.subtract(p3, b, out=coef[:, 2])
+    a = 3.0 * p1
+    b = 3.0 * p2
+    c = p3 - b
     c += a
     b -= 6.0 * p1
-    powers = np.empty((3, *u.shape))
-    powers[0] = 1.0
-    powers[1] = u
-    np.multiply(u, u, out=powers[2])
     q = err
-    q1 = _einsum("pij,kpi->kij", powers, coef * _SLOPE)
-    q2 = _einsum("pij,kpi->kij", powers[:2], coef[:, 1:] * _BEND)
+    # B' = a + 2 b u + 3 c u^2 and B'' = 2 b + 6 c u, (2, points, rows) each.
+    q2 = np.multiply(6.0 * c[:, None], u)
+    q1 = np.multiply(q2, 0.5)
+    q2 += 2.0 * b[:, None]
+    q1 += 2.0 * b[:, None]
+    q1 *= u
+    q1 += a[:, None]
     both = q * q1
     num = np.add(both[0], both[1])
-    both = q1 * q1
-    den = np.add(both[0], both[1])
-    both = q * q2
-    den += np.add(both[0], both[1])
+    q1 *= q1
+    den = np.add(q1[0], q1[1])
+    q2 *= q
+    den += q2[0]
+    den += q2[1]
     # A flat denominator takes no step (the point's share of the step is num / inf = 0).
     num /= np.where(np.abs(den) > 1e-12, den, np.inf)
     out = np.subtract(u, num, out=num)
     np.maximum(out, 0.0, out=out)
     np.minimum(out, 1.0, out=out)
-    out[:, 0] = 0.0
-    np.copyto(out[:, -1], 1.0, where=u[:, -1] >= 1.0)
-    return np.maximum.accumulate(out, axis=1)
+    out[0] = 0.0
+    np.copyto(out[-1], 1.0, where=u[-1] >= 1.0)
+    return np.maximum.accumulate(out, axis=0)
