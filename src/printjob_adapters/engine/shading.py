@@ -133,6 +133,19 @@ STEEP = 1.25
 #: them. Elsewhere (a slow gradient, a flat area) a band is wide and a small piece of it
 #: is a speck of the rounding (a 3 MP radial gradient: 8,230 pieces, 66 after).
 STEEP_LEVELS = 2.0
+#: CIEDE2000 by which a plane's colour may move across one cell of its lattice
+#: (`_plane_cells`): neighbouring cells end about this far apart, under
+#: `colour_count.BAND_STEP` with room for the re-measuring of each cell from its pixels.
+PLANE_STEP = 2.0
+#: CIEDE2000 within which a flat colour's pixels hold it exactly (`_plane_cells`): the
+#: smoothed colour of a flat area's inside is its colour, of a plane's stripe only at its
+#: middle.
+FLAT_EXACT = 0.25
+#: Places across the plane at which a cut is measured (`_profile`), each the mean of a
+#: block of rows or columns.
+PROFILE_SAMPLES = 32
+#: Positions measured at once against a cell's start (`_cuts`): wider than most cells.
+CUT_WINDOW = 32
 KERNEL = np.array([1.0, 4.0, 6.0, 4.0, 1.0], dtype=np.float32) / 16.0
 
 
@@ -220,7 +233,10 @@ def band_labels(
     check()
     picks, left = cover(lab[index[placing]], reach, flat_lab, most, check)
     if left > HELD:
-        picks = picks[: MAX_COLOURS - fixed]
+        # A plane too wide for a cover of discs: a lattice of cells in its own two axes.
+        cells = _plane_cells(labels, palette, fixed, lab, index, follows, stride, check)
+        # The cells are the plane's bands: the speck filter leaves every one of them.
+        return Bands(cells.labels, cells.palette, cells.steep | (linear & _steep(smooth, check)))
     centres = np.vstack([flat_lab, picks])
     check()
     _, nearest = PointSet(centres).query(lab)
@@ -240,6 +256,150 @@ def band_labels(
 
 def _no_check() -> None:
     return None
+
+
+def _plane_cells(
+    labels: IntArray,
+    palette: FloatArray,
+    fixed: int,
+    lab: FloatArray,
+    index: IntArray,
+    follows: BoolArray,
+    stride: int,
+    check: Callable[[], None] = _no_check,
+) -> Bands:
+    """Bands of a plane of colour (a gradient in two directions too wide for `cover`): a
+    lattice of cells along the image's two axes, cut where the colour has moved by
+    `PLANE_STEP` from the cell's first column (row) in any sampled row (column), each cell
+    one colour, the mean of its smoothed colours. A plane of colour is a smooth function of
+    position, so such a lattice is a lattice in the plane's own two parameters: its cells
+    need as many colours as the plane is wide in steps, not a disc of `REACH` each (four
+    saturated corners blended at 160 px: about 60 by 60 CIEDE2000, over 1,000 discs, and
+    64 picks stepped by 15). Pixels of the gradient within `REACH` of a flat colour keep
+    the nearest flat colour; edge pixels of an old band colour take their cell's colour.
+    `steep` marks the cells' pixels, which the speck filter must leave (a cell of a steep
+    plane is a few pixels wide). `lab[index]` is the smoothed image in CIELAB where
+    `follows`. Cost: O(N + D F) for N pixels, D distinct smoothed colours and F flat
+    colours; the cuts O(N / stride)."""
+    height, width = labels.shape
+    opaque = labels >= 0
+    flat_lab = srgb_to_lab(palette[:fixed])
+    nearest_flat = np.zeros(len(lab), dtype=np.int32)
+    flat_off = np.full(len(lab), np.inf)
+    for number, colour in enumerate(flat_lab):
+        off = ciede2000(lab, np.broadcast_to(colour, lab.shape))
+        closer = off < flat_off
+        nearest_flat[closer] = number
+        flat_off[closer] = off[closer]
+    check()
+    at = np.where(follows, index, 0)
+    # A flat colour of the artwork (a shape on the plane) holds most of its pixels'
+    # smoothed colours exactly; one the plane merely passes through (8-bit rounding
+    # repeats a colour along its level lines) holds a stripe across the plane, whose
+    # pixels spread over its reach: those take cells, else the cells they cross would be
+    # cut in two and coloured by the mean of both parts.
+    was_flat = follows & (labels >= 0) & (labels < fixed)
+    exact = was_flat & (flat_off[at] <= FLAT_EXACT) & (nearest_flat[at] == labels)
+    held = np.bincount(labels[was_flat], minlength=fixed)
+    artwork = 2 * np.bincount(labels[exact], minlength=fixed) >= np.maximum(held, 1)
+    # The plane: the gradient's pixels away from every flat colour of the artwork, and the
+    # edge pixels an old band colour was given (the artwork's anti-aliasing against it).
+    inner = follows & ((flat_off[at] > REACH) | ~artwork[nearest_flat[at]])
+    out = labels.copy()
+    flat_part = follows & ~inner
+    out[flat_part] = nearest_flat[at[flat_part]]
+    edge = opaque & ~follows & (labels >= fixed)
+    plane = inner | edge
+    if not plane.any():
+        return Bands(out, np.asarray(palette[:fixed], dtype=np.float64), plane)
+    check()
+    ys, xs = np.nonzero(inner)
+    inner_lab = lab[at[ys, xs]]
+    columns = _cuts(_profile(xs, ys, inner_lab, width, height))
+    rows = _cuts(_profile(ys, xs, inner_lab, height, width))
+    check()
+    column_of = np.searchsorted(columns, np.arange(width), side="right") - 1
+    row_of = np.searchsorted(rows, np.arange(height), side="right") - 1
+    cell = row_of[:, None] * len(columns) + column_of[None, :]
+    count = len(rows) * len(columns)
+    # Each cell's colour: the mean of its smoothed colours, or where it holds only edge
+    # pixels (a sliver beside the artwork), of their old band colours.
+    inner_cell = cell[ys, xs]
+    del ys, xs
+    weight = np.bincount(inner_cell, minlength=count).astype(np.float64)
+    sums = np.stack(
+        [np.bincount(inner_cell, inner_lab[:, c], minlength=count) for c in range(3)], axis=1
+    )
+    del inner_cell, inner_lab
+    bare = weight == 0
+    if bare.any():
+        edge_cell = cell[edge]
+        edge_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64))[labels[edge]]
+        fill = bare[edge_cell]
+        weight += np.bincount(edge_cell[fill], minlength=count)
+        for c in range(3):
+            sums[:, c] += np.bincount(edge_cell[fill], edge_lab[fill, c], minlength=count)
+    used = weight > 0
+    renumbered = np.cumsum(used) - 1 + fixed
+    out[plane] = renumbered[cell[plane]].astype(np.int32)
+    colours = lab_to_srgb(sums[used] / weight[used, None])
+    check()
+    new_palette = np.vstack([np.asarray(palette[:fixed], dtype=np.float64), colours])
+    return Bands(out, new_palette, plane)
+
+
+def _profile(
+    along: npt.NDArray[np.intp],
+    across: npt.NDArray[np.intp],
+    lab: FloatArray,
+    length: int,
+    breadth: int,
+) -> FloatArray:
+    """The plane's colour (CIELAB) at each of `length` positions along one image axis, at
+    `PROFILE_SAMPLES` places across it: the mean over a block of rows (columns) each, so
+    that JPEG's noise, which smoothing leaves a level or so of, does not cut cells;
+    NaN where a block holds none of the plane. `along` and `across` are the plane pixels'
+    coordinates, `lab` their smoothed colours. Cost: O(P) for P pixels."""
+    block = max(1, -(-breadth // PROFILE_SAMPLES))
+    blocks = -(-breadth // block)
+    key = (across // block) * length + along
+    count = np.bincount(key, minlength=blocks * length).astype(np.float64)
+    sums = np.stack(
+        [np.bincount(key, lab[:, c], minlength=blocks * length) for c in range(3)], axis=1
+    ).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        profile = sums / count[:, None]
+    out: FloatArray = profile.reshape(blocks, length, 3).transpose(1, 0, 2)
+    return out
+
+
+def _cuts(profile: FloatArray) -> npt.NDArray[np.intp]:
+    """Where the lattice's cells start along the first axis of `profile` (positions,
+    samples across, CIELAB; NaN where a sample is not of the plane): a cell runs on while
+    every sample stays within `PLANE_STEP` CIEDE2000 of the cell's first position's, so
+    neighbouring cells are about `PLANE_STEP` apart wherever the plane is. Each position is
+    measured once against its cell's start, a window of `CUT_WINDOW` at a time.
+    Cost: O(L M) for L positions and M samples."""
+    length = len(profile)
+    empty = np.asarray(np.isnan(profile[..., 0]).all(axis=1), dtype=bool)
+    starts = [0]
+    start, ahead = 0, 1
+    while ahead < length:
+        if empty[start]:
+            # Nothing of the plane here (the artwork across it): measure from the next.
+            start, ahead = ahead, ahead + 1
+            continue
+        stop = min(length, ahead + CUT_WINDOW)
+        off = ciede2000(profile[start][None], profile[ahead:stop])
+        # NaN (a sample off the plane at either end) never cuts.
+        far = np.flatnonzero(np.nan_to_num(off, nan=0.0).max(axis=1) > PLANE_STEP)
+        if not len(far):
+            ahead = stop
+            continue
+        start = ahead + int(far[0])
+        starts.append(start)
+        ahead = start + 1
+    return np.array(starts, dtype=np.intp)
 
 
 def _linear_limit(moved: Float32Array, follows: BoolArray) -> float:
