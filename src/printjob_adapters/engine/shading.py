@@ -234,7 +234,7 @@ def band_labels(
     picks, left = cover(lab[index[placing]], reach, flat_lab, most, check)
     if left > HELD:
         # A plane too wide for a cover of discs: a lattice of cells in its own two axes.
-        cells = _plane_cells(labels, palette, fixed, lab, index, follows, stride, check)
+        cells = _plane_cells(labels, palette, fixed, lab, index, follows, check)
         # The cells are the plane's bands: the speck filter leaves every one of them.
         return Bands(cells.labels, cells.palette, cells.steep | (linear & _steep(smooth, check)))
     centres = np.vstack([flat_lab, picks])
@@ -265,7 +265,6 @@ def _plane_cells(
     lab: FloatArray,
     index: IntArray,
     follows: BoolArray,
-    stride: int,
     check: Callable[[], None] = _no_check,
 ) -> Bands:
     """Bands of a plane of colour (a gradient in two directions too wide for `cover`): a
@@ -279,18 +278,20 @@ def _plane_cells(
     the nearest flat colour; edge pixels of an old band colour take their cell's colour.
     `steep` marks the cells' pixels, which the speck filter must leave (a cell of a steep
     plane is a few pixels wide). `lab[index]` is the smoothed image in CIELAB where
-    `follows`. Cost: O(N + D F) for N pixels, D distinct smoothed colours and F flat
-    colours; the cuts O(N / stride)."""
+    `follows`. Cost: O(N + D log F) for N pixels, D distinct smoothed colours and F flat
+    colours."""
     height, width = labels.shape
     opaque = labels >= 0
     flat_lab = srgb_to_lab(palette[:fixed])
+    # Each distinct smoothed colour's nearest flat colour in CIELAB, as the labelling finds
+    # it, measured in CIEDE2000: one measure per colour, not one per flat colour.
     nearest_flat = np.zeros(len(lab), dtype=np.int32)
     flat_off = np.full(len(lab), np.inf)
-    for number, colour in enumerate(flat_lab):
-        off = ciede2000(lab, np.broadcast_to(colour, lab.shape))
-        closer = off < flat_off
-        nearest_flat[closer] = number
-        flat_off[closer] = off[closer]
+    if fixed:
+        _, nearest = PointSet(flat_lab).query(lab)
+        flat_off = ciede2000(lab, flat_lab[nearest])
+        nearest_flat = nearest.astype(np.int32)
+        del nearest
     check()
     at = np.where(follows, index, 0)
     # A flat colour of the artwork (a shape on the plane) holds most of its pixels'
@@ -299,38 +300,45 @@ def _plane_cells(
     # pixels spread over its reach: those take cells, else the cells they cross would be
     # cut in two and coloured by the mean of both parts.
     was_flat = follows & (labels >= 0) & (labels < fixed)
-    exact = was_flat & (flat_off[at] <= FLAT_EXACT) & (nearest_flat[at] == labels)
+    exact = was_flat & (flat_off <= FLAT_EXACT)[at]
+    exact &= nearest_flat[at] == labels
     held = np.bincount(labels[was_flat], minlength=fixed)
     artwork = 2 * np.bincount(labels[exact], minlength=fixed) >= np.maximum(held, 1)
+    del was_flat, exact
     # The plane: the gradient's pixels away from every flat colour of the artwork, and the
     # edge pixels an old band colour was given (the artwork's anti-aliasing against it).
-    inner = follows & ((flat_off[at] > REACH) | ~artwork[nearest_flat[at]])
+    inner = follows & ((flat_off > REACH) | ~artwork[nearest_flat])[at]
     out = labels.copy()
     flat_part = follows & ~inner
     out[flat_part] = nearest_flat[at[flat_part]]
+    del flat_part
     edge = opaque & ~follows & (labels >= fixed)
     plane = inner | edge
     if not plane.any():
         return Bands(out, np.asarray(palette[:fixed], dtype=np.float64), plane)
     check()
-    ys, xs = np.nonzero(inner)
-    inner_lab = lab[at[ys, xs]]
-    columns = _cuts(_profile(xs, ys, inner_lab, width, height))
-    rows = _cuts(_profile(ys, xs, inner_lab, height, width))
+    where = np.flatnonzero(inner)
+    colour_of = at.ravel()[where]
+    del at
+    ys, xs = np.divmod(where, width)
+    del where
+    columns = _cuts(_profile(xs, ys, colour_of, lab, width, height))
+    rows = _cuts(_profile(ys, xs, colour_of, lab, height, width))
     check()
-    column_of = np.searchsorted(columns, np.arange(width), side="right") - 1
-    row_of = np.searchsorted(rows, np.arange(height), side="right") - 1
-    cell = row_of[:, None] * len(columns) + column_of[None, :]
+    column_of = (np.searchsorted(columns, np.arange(width), side="right") - 1).astype(np.int32)
+    row_of = (np.searchsorted(rows, np.arange(height), side="right") - 1).astype(np.int32)
+    across = np.int32(len(columns))
     count = len(rows) * len(columns)
     # Each cell's colour: the mean of its smoothed colours, or where it holds only edge
     # pixels (a sliver beside the artwork), of their old band colours.
-    inner_cell = cell[ys, xs]
+    inner_cell = row_of[ys] * across + column_of[xs]
     del ys, xs
     weight = np.bincount(inner_cell, minlength=count).astype(np.float64)
     sums = np.stack(
-        [np.bincount(inner_cell, inner_lab[:, c], minlength=count) for c in range(3)], axis=1
+        [np.bincount(inner_cell, lab[colour_of, c], minlength=count) for c in range(3)], axis=1
     )
-    del inner_cell, inner_lab
+    del inner_cell, colour_of
+    cell = row_of[:, None] * across + column_of[None, :]
     bare = weight == 0
     if bare.any():
         edge_cell = cell[edge]
@@ -340,8 +348,8 @@ def _plane_cells(
         for c in range(3):
             sums[:, c] += np.bincount(edge_cell[fill], edge_lab[fill, c], minlength=count)
     used = weight > 0
-    renumbered = np.cumsum(used) - 1 + fixed
-    out[plane] = renumbered[cell[plane]].astype(np.int32)
+    renumbered = (np.cumsum(used) - 1 + fixed).astype(np.int32)
+    out[plane] = renumbered[cell[plane]]
     colours = lab_to_srgb(sums[used] / weight[used, None])
     check()
     new_palette = np.vstack([np.asarray(palette[:fixed], dtype=np.float64), colours])
@@ -351,6 +359,7 @@ def _plane_cells(
 def _profile(
     along: npt.NDArray[np.intp],
     across: npt.NDArray[np.intp],
+    colour_of: npt.NDArray[np.int32],
     lab: FloatArray,
     length: int,
     breadth: int,
@@ -359,13 +368,15 @@ def _profile(
     `PROFILE_SAMPLES` places across it: the mean over a block of rows (columns) each, so
     that JPEG's noise, which smoothing leaves a level or so of, does not cut cells;
     NaN where a block holds none of the plane. `along` and `across` are the plane pixels'
-    coordinates, `lab` their smoothed colours. Cost: O(P) for P pixels."""
+    coordinates, `lab[colour_of]` their smoothed colours. Cost: O(P) for P pixels, one
+    channel at a time."""
     block = max(1, -(-breadth // PROFILE_SAMPLES))
     blocks = -(-breadth // block)
     key = (across // block) * length + along
     count = np.bincount(key, minlength=blocks * length).astype(np.float64)
     sums = np.stack(
-        [np.bincount(key, lab[:, c], minlength=blocks * length) for c in range(3)], axis=1
+        [np.bincount(key, lab[colour_of, c], minlength=blocks * length) for c in range(3)],
+        axis=1,
     ).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         profile = sums / count[:, None]
