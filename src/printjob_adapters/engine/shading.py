@@ -141,6 +141,11 @@ PLANE_STEP = 2.0
 #: smoothed colour of a flat area's inside is its colour, of a plane's stripe only at its
 #: middle.
 FLAT_EXACT = 0.25
+#: Fewest pixels a lattice's cell holds on average (`_plane_cells`): four corners blended
+#: over 160 px (about 0.5 CIEDE2000 a pixel each way) gets cells of 22 pixels (16.5 under
+#: JPEG noise); red across and green down over 160 by 120 px, of 10.5, over 1,800 colours
+#: for 19,200 pixels, keeps the first `MAX_COLOURS` picks.
+PLANE_CELL = 12
 #: Places across the plane at which a cut is measured (`_profile`), each the mean of a
 #: block of rows or columns.
 PROFILE_SAMPLES = 32
@@ -232,11 +237,17 @@ def band_labels(
         most = CLEAN_MAX_COLOURS - fixed
     check()
     picks, left = cover(lab[index[placing]], reach, flat_lab, most, check)
+    narrow: BoolArray | None = None
     if left > HELD:
         # A plane too wide for a cover of discs: a lattice of cells in its own two axes.
+        narrow = linear & _steep(smooth, check)
+        del smooth  # the cells read `lab[index]`
         cells = _plane_cells(labels, palette, fixed, lab, index, follows, check)
-        # The cells are the plane's bands: the speck filter leaves every one of them.
-        return Bands(cells.labels, cells.palette, cells.steep | (linear & _steep(smooth, check)))
+        if cells is not None:
+            # The cells are the plane's bands: the speck filter leaves every one of them.
+            return Bands(cells.labels, cells.palette, cells.steep | narrow)
+        # Too steep for cells of a few pixels: the first picks, banded visibly.
+        picks = picks[: MAX_COLOURS - fixed]
     centres = np.vstack([flat_lab, picks])
     check()
     _, nearest = PointSet(centres).query(lab)
@@ -251,7 +262,9 @@ def band_labels(
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
     check()
-    return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth, check))
+    if narrow is None:
+        narrow = linear & _steep(smooth, check)
+    return Bands(out, new_palette.astype(np.float64), narrow)
 
 
 def _no_check() -> None:
@@ -266,7 +279,7 @@ def _plane_cells(
     index: IntArray,
     follows: BoolArray,
     check: Callable[[], None] = _no_check,
-) -> Bands:
+) -> Bands | None:
     """Bands of a plane of colour (a gradient in two directions too wide for `cover`): a
     lattice of cells along the image's two axes, cut where the colour has moved by
     `PLANE_STEP` from the cell's first column (row) in any sampled row (column), each cell
@@ -277,7 +290,9 @@ def _plane_cells(
     64 picks stepped by 15). Pixels of the gradient within `REACH` of a flat colour keep
     the nearest flat colour; edge pixels of an old band colour take their cell's colour.
     `steep` marks the cells' pixels, which the speck filter must leave (a cell of a steep
-    plane is a few pixels wide). `lab[index]` is the smoothed image in CIELAB where
+    plane is a few pixels wide). None when the cells would hold fewer than `PLANE_CELL`
+    pixels on average: a colour field that steep (a colour a few pixels) is not a plane
+    that flat bands can draw. `lab[index]` is the smoothed image in CIELAB where
     `follows`. Cost: O(N + D log F) for N pixels, D distinct smoothed colours and F flat
     colours."""
     height, width = labels.shape
@@ -317,28 +332,41 @@ def _plane_cells(
     if not plane.any():
         return Bands(out, np.asarray(palette[:fixed], dtype=np.float64), plane)
     check()
-    where = np.flatnonzero(inner)
-    colour_of = at.ravel()[where]
-    del at
-    ys, xs = np.divmod(where, width)
-    del where
-    columns = _cuts(_profile(xs, ys, colour_of, lab, width, height))
-    rows = _cuts(_profile(ys, xs, colour_of, lab, height, width))
+    # The plane's smoothed colours as one float32 map a channel, zero elsewhere: the cuts'
+    # profiles and the cells' sums are sums over blocks of it (`np.add.reduceat`), with
+    # no list of the plane's pixels.
+    lab32 = lab.astype(np.float32)
+    weight_map = inner.astype(np.float32)
+
+    column_blocks = _blocks(height)
+    row_blocks = _blocks(width)
+    down = [
+        np.add.reduceat(_channel(lab32, at, weight_map, c), column_blocks, axis=0) for c in range(3)
+    ]
+    columns = _cuts(
+        _profile(down, np.add.reduceat(weight_map, column_blocks, axis=0)).swapaxes(0, 1)
+    )
+    del down
+    across_sums = [
+        np.add.reduceat(_channel(lab32, at, weight_map, c), row_blocks, axis=1) for c in range(3)
+    ]
+    rows = _cuts(_profile(across_sums, np.add.reduceat(weight_map, row_blocks, axis=1)))
+    del across_sums
     check()
-    column_of = (np.searchsorted(columns, np.arange(width), side="right") - 1).astype(np.int32)
-    row_of = (np.searchsorted(rows, np.arange(height), side="right") - 1).astype(np.int32)
-    across = np.int32(len(columns))
-    count = len(rows) * len(columns)
+    if np.count_nonzero(inner) < PLANE_CELL * len(rows) * len(columns):
+        return None
     # Each cell's colour: the mean of its smoothed colours, or where it holds only edge
     # pixels (a sliver beside the artwork), of their old band colours.
-    inner_cell = row_of[ys] * across + column_of[xs]
-    del ys, xs
-    weight = np.bincount(inner_cell, minlength=count).astype(np.float64)
+    weight = _cell_sums(weight_map, rows, columns).astype(np.float64).ravel()
     sums = np.stack(
-        [np.bincount(inner_cell, lab[colour_of, c], minlength=count) for c in range(3)], axis=1
-    )
-    del inner_cell, colour_of
-    cell = row_of[:, None] * across + column_of[None, :]
+        [_cell_sums(_channel(lab32, at, weight_map, c), rows, columns) for c in range(3)], axis=-1
+    ).astype(np.float64)
+    sums = sums.reshape(-1, 3)
+    del weight_map, at
+    column_of = (np.searchsorted(columns, np.arange(width), side="right") - 1).astype(np.int32)
+    row_of = (np.searchsorted(rows, np.arange(height), side="right") - 1).astype(np.int32)
+    count = len(rows) * len(columns)
+    cell = row_of[:, None] * np.int32(len(columns)) + column_of[None, :]
     bare = weight == 0
     if bare.any():
         edge_cell = cell[edge]
@@ -356,31 +384,38 @@ def _plane_cells(
     return Bands(out, new_palette, plane)
 
 
-def _profile(
-    along: npt.NDArray[np.intp],
-    across: npt.NDArray[np.intp],
-    colour_of: npt.NDArray[np.int32],
-    lab: FloatArray,
-    length: int,
-    breadth: int,
-) -> FloatArray:
-    """The plane's colour (CIELAB) at each of `length` positions along one image axis, at
-    `PROFILE_SAMPLES` places across it: the mean over a block of rows (columns) each, so
-    that JPEG's noise, which smoothing leaves a level or so of, does not cut cells;
-    NaN where a block holds none of the plane. `along` and `across` are the plane pixels'
-    coordinates, `lab[colour_of]` their smoothed colours. Cost: O(P) for P pixels, one
-    channel at a time."""
+def _channel(lab32: Float32Array, at: IntArray, weight: Float32Array, c: int) -> Float32Array:
+    """Channel `c` of the smoothed colours `lab32[at]`, times `weight` (1 on the plane, 0
+    elsewhere). Cost: O(N), one float32 plane."""
+    value: Float32Array = lab32[at, c]
+    value *= weight
+    return value
+
+
+def _blocks(breadth: int) -> npt.NDArray[np.intp]:
+    """Where the blocks of rows (columns) start across which a cut is measured: at most
+    `PROFILE_SAMPLES` of them. Cost: O(PROFILE_SAMPLES)."""
     block = max(1, -(-breadth // PROFILE_SAMPLES))
-    blocks = -(-breadth // block)
-    key = (across // block) * length + along
-    count = np.bincount(key, minlength=blocks * length).astype(np.float64)
-    sums = np.stack(
-        [np.bincount(key, lab[colour_of, c], minlength=blocks * length) for c in range(3)],
-        axis=1,
-    ).astype(np.float64)
+    return np.arange(0, breadth, block)
+
+
+def _profile(sums: list[Float32Array], count: Float32Array) -> FloatArray:
+    """The plane's mean colour (CIELAB) in each block (`_blocks`) at each position along
+    the axis the cut runs on, from the channels' sums and the pixel counts over the
+    blocks: the mean over a block of rows (columns) each, so that JPEG's noise, which
+    smoothing leaves a level or so of, does not cut cells; NaN where a block holds none of
+    the plane. Cost: O(B L) for B blocks and L positions."""
+    stacked = np.stack(sums, axis=-1).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        profile = sums / count[:, None]
-    out: FloatArray = profile.reshape(blocks, length, 3).transpose(1, 0, 2)
+        mean: FloatArray = stacked / count[..., None]
+    return mean
+
+
+def _cell_sums(
+    value: Float32Array, rows: npt.NDArray[np.intp], columns: npt.NDArray[np.intp]
+) -> Float32Array:
+    """`value` summed over each cell of the lattice (rows by columns). Cost: O(N)."""
+    out: Float32Array = np.add.reduceat(np.add.reduceat(value, rows, axis=0), columns, axis=1)
     return out
 
 
