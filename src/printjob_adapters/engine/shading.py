@@ -26,7 +26,11 @@ Here the bands are made again (`band_labels`), in four named stages:
    to `CLEAN_MAX_COLOURS` (256) when that many hold it within reach (under JPEG noise
    only when `_two_dimensional` says so).
    O((K + F) U) for K picks, F flat colours and U grid cells of the sampled pixels (at
-   most `PLACING`).
+   most `PLACING`). A plane wider still (four saturated corners blended: over a thousand
+   discs of `REACH`) is banded as a lattice of cells along the image's two axes instead
+   (`_plane_cells`), each cut where the colour has moved by `PLANE_STEP`: neighbouring
+   cells within the bound at a few hundred to about 1,500 colours. O(N + D log F) for D
+   distinct smoothed colours.
 3. Labelling: linear pixels and the gradient's bends (`BENT`: a radial gradient's centre,
    a ramp's foot) take the colour nearest to their smoothed colour (once per distinct
    smoothed colour); edge pixels keep their flat colour, or from an old band the nearest
