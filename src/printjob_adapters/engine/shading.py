@@ -26,7 +26,11 @@ Here the bands are made again (`band_labels`), in four named stages:
    to `CLEAN_MAX_COLOURS` (256) when that many hold it within reach (under JPEG noise
    only when `_two_dimensional` says so).
    O((K + F) U) for K picks, F flat colours and U grid cells of the sampled pixels (at
-   most `PLACING`).
+   most `PLACING`). A plane wider still (four saturated corners blended: over a thousand
+   discs of `REACH`) is banded as a lattice of cells along the image's two axes instead
+   (`_plane_cells`), each cut where the colour has moved by `PLANE_STEP`: neighbouring
+   cells within the bound at a few hundred to about 1,500 colours. O(N + D log F) for D
+   distinct smoothed colours.
 3. Labelling: linear pixels and the gradient's bends (`BENT`: a radial gradient's centre,
    a ramp's foot) take the colour nearest to their smoothed colour (once per distinct
    smoothed colour); edge pixels keep their flat colour, or from an old band the nearest
@@ -133,6 +137,24 @@ STEEP = 1.25
 #: them. Elsewhere (a slow gradient, a flat area) a band is wide and a small piece of it
 #: is a speck of the rounding (a 3 MP radial gradient: 8,230 pieces, 66 after).
 STEEP_LEVELS = 2.0
+#: CIEDE2000 by which a plane's colour may move across one cell of its lattice
+#: (`_plane_cells`): neighbouring cells end about this far apart, under
+#: `colour_count.BAND_STEP` with room for the re-measuring of each cell from its pixels.
+PLANE_STEP = 2.0
+#: CIEDE2000 within which a flat colour's pixels hold it exactly (`_plane_cells`): the
+#: smoothed colour of a flat area's inside is its colour, of a plane's stripe only at its
+#: middle.
+FLAT_EXACT = 0.25
+#: Fewest pixels a lattice's cell holds on average (`_plane_cells`): four corners blended
+#: over 160 px (about 0.5 CIEDE2000 a pixel each way) gets cells of 22 pixels (16.5 under
+#: JPEG noise); red across and green down over 160 by 120 px, of 10.5, over 1,800 colours
+#: for 19,200 pixels, keeps the first `MAX_COLOURS` picks.
+PLANE_CELL = 12
+#: Places across the plane at which a cut is measured (`_profile`), each the mean of a
+#: block of rows or columns.
+PROFILE_SAMPLES = 32
+#: Positions measured at once against a cell's start (`_cuts`): wider than most cells.
+CUT_WINDOW = 32
 KERNEL = np.array([1.0, 4.0, 6.0, 4.0, 1.0], dtype=np.float32) / 16.0
 
 
@@ -219,7 +241,16 @@ def band_labels(
         most = CLEAN_MAX_COLOURS - fixed
     check()
     picks, left = cover(lab[index[placing]], reach, flat_lab, most, check)
+    narrow: BoolArray | None = None
     if left > HELD:
+        # A plane too wide for a cover of discs: a lattice of cells in its own two axes.
+        narrow = linear & _steep(smooth, check)
+        del smooth  # the cells read `lab[index]`
+        cells = _plane_cells(labels, palette, fixed, lab, index, follows, check)
+        if cells is not None:
+            # The cells are the plane's bands: the speck filter leaves every one of them.
+            return Bands(cells.labels, cells.palette, cells.steep | narrow)
+        # Too steep for cells of a few pixels: the first picks, banded visibly.
         picks = picks[: MAX_COLOURS - fixed]
     centres = np.vstack([flat_lab, picks])
     check()
@@ -235,11 +266,190 @@ def band_labels(
     out[rest] = renamed[labels[rest]]
     new_palette = np.vstack([palette[:fixed], lab_to_srgb(centres[fixed:])])
     check()
-    return Bands(out, new_palette.astype(np.float64), linear & _steep(smooth, check))
+    if narrow is None:
+        narrow = linear & _steep(smooth, check)
+    return Bands(out, new_palette.astype(np.float64), narrow)
 
 
 def _no_check() -> None:
     return None
+
+
+def _plane_cells(
+    labels: IntArray,
+    palette: FloatArray,
+    fixed: int,
+    lab: FloatArray,
+    index: IntArray,
+    follows: BoolArray,
+    check: Callable[[], None] = _no_check,
+) -> Bands | None:
+    """Bands of a plane of colour (a gradient in two directions too wide for `cover`): a
+    lattice of cells along the image's two axes, cut where the colour has moved by
+    `PLANE_STEP` from the cell's first column (row) in any sampled row (column), each cell
+    one colour, the mean of its smoothed colours. A plane of colour is a smooth function of
+    position, so such a lattice is a lattice in the plane's own two parameters: its cells
+    need as many colours as the plane is wide in steps, not a disc of `REACH` each (four
+    saturated corners blended at 160 px: about 60 by 60 CIEDE2000, over 1,000 discs, and
+    64 picks stepped by 15). Pixels of the gradient within `REACH` of a flat colour keep
+    the nearest flat colour; edge pixels of an old band colour take their cell's colour.
+    `steep` marks the cells' pixels, which the speck filter must leave (a cell of a steep
+    plane is a few pixels wide). None when the cells would hold fewer than `PLANE_CELL`
+    pixels on average: a colour field that steep (a colour a few pixels) is not a plane
+    that flat bands can draw. `lab[index]` is the smoothed image in CIELAB where
+    `follows`. Cost: O(N + D log F) for N pixels, D distinct smoothed colours and F flat
+    colours."""
+    height, width = labels.shape
+    opaque = labels >= 0
+    flat_lab = srgb_to_lab(palette[:fixed])
+    # Each distinct smoothed colour's nearest flat colour in CIELAB, as the labelling finds
+    # it, measured in CIEDE2000: one measure per colour, not one per flat colour.
+    nearest_flat = np.zeros(len(lab), dtype=np.int32)
+    flat_off = np.full(len(lab), np.inf)
+    if fixed:
+        _, nearest = PointSet(flat_lab).query(lab)
+        flat_off = ciede2000(lab, flat_lab[nearest])
+        nearest_flat = nearest.astype(np.int32)
+        del nearest
+    check()
+    at = np.where(follows, index, 0)
+    # A flat colour of the artwork (a shape on the plane) holds most of its pixels'
+    # smoothed colours exactly; one the plane merely passes through (8-bit rounding
+    # repeats a colour along its level lines) holds a stripe across the plane, whose
+    # pixels spread over its reach: those take cells, else the cells they cross would be
+    # cut in two and coloured by the mean of both parts.
+    was_flat = follows & (labels >= 0) & (labels < fixed)
+    exact = was_flat & (flat_off <= FLAT_EXACT)[at]
+    exact &= nearest_flat[at] == labels
+    held = np.bincount(labels[was_flat], minlength=fixed)
+    artwork = 2 * np.bincount(labels[exact], minlength=fixed) >= np.maximum(held, 1)
+    del was_flat, exact
+    # The plane: the gradient's pixels away from every flat colour of the artwork, and the
+    # edge pixels an old band colour was given (the artwork's anti-aliasing against it).
+    inner = follows & ((flat_off > REACH) | ~artwork[nearest_flat])[at]
+    out = labels.copy()
+    flat_part = follows & ~inner
+    out[flat_part] = nearest_flat[at[flat_part]]
+    del flat_part
+    edge = opaque & ~follows & (labels >= fixed)
+    plane = inner | edge
+    if not plane.any():
+        return Bands(out, np.asarray(palette[:fixed], dtype=np.float64), plane)
+    check()
+    # The plane's smoothed colours as one float32 map a channel, zero elsewhere: the cuts'
+    # profiles and the cells' sums are sums over blocks of it (`np.add.reduceat`), with
+    # no list of the plane's pixels.
+    lab32 = lab.astype(np.float32)
+    weight_map = inner.astype(np.float32)
+
+    column_blocks = _blocks(height)
+    row_blocks = _blocks(width)
+    down = [
+        np.add.reduceat(_channel(lab32, at, weight_map, c), column_blocks, axis=0) for c in range(3)
+    ]
+    columns = _cuts(
+        _profile(down, np.add.reduceat(weight_map, column_blocks, axis=0)).swapaxes(0, 1)
+    )
+    del down
+    across_sums = [
+        np.add.reduceat(_channel(lab32, at, weight_map, c), row_blocks, axis=1) for c in range(3)
+    ]
+    rows = _cuts(_profile(across_sums, np.add.reduceat(weight_map, row_blocks, axis=1)))
+    del across_sums
+    check()
+    if np.count_nonzero(inner) < PLANE_CELL * len(rows) * len(columns):
+        return None
+    # Each cell's colour: the mean of its smoothed colours, or where it holds only edge
+    # pixels (a sliver beside the artwork), of their old band colours.
+    weight = _cell_sums(weight_map, rows, columns).astype(np.float64).ravel()
+    sums = np.stack(
+        [_cell_sums(_channel(lab32, at, weight_map, c), rows, columns) for c in range(3)], axis=-1
+    ).astype(np.float64)
+    sums = sums.reshape(-1, 3)
+    del weight_map, at
+    column_of = (np.searchsorted(columns, np.arange(width), side="right") - 1).astype(np.int32)
+    row_of = (np.searchsorted(rows, np.arange(height), side="right") - 1).astype(np.int32)
+    count = len(rows) * len(columns)
+    cell = row_of[:, None] * np.int32(len(columns)) + column_of[None, :]
+    bare = weight == 0
+    if bare.any():
+        edge_cell = cell[edge]
+        edge_lab = srgb_to_lab(np.asarray(palette, dtype=np.float64))[labels[edge]]
+        fill = bare[edge_cell]
+        weight += np.bincount(edge_cell[fill], minlength=count)
+        for c in range(3):
+            sums[:, c] += np.bincount(edge_cell[fill], edge_lab[fill, c], minlength=count)
+    used = weight > 0
+    renumbered = (np.cumsum(used) - 1 + fixed).astype(np.int32)
+    out[plane] = renumbered[cell[plane]]
+    colours = lab_to_srgb(sums[used] / weight[used, None])
+    check()
+    new_palette = np.vstack([np.asarray(palette[:fixed], dtype=np.float64), colours])
+    return Bands(out, new_palette, plane)
+
+
+def _channel(lab32: Float32Array, at: IntArray, weight: Float32Array, c: int) -> Float32Array:
+    """Channel `c` of the smoothed colours `lab32[at]`, times `weight` (1 on the plane, 0
+    elsewhere). Cost: O(N), one float32 plane."""
+    value: Float32Array = lab32[at, c]
+    value *= weight
+    return value
+
+
+def _blocks(breadth: int) -> npt.NDArray[np.intp]:
+    """Where the blocks of rows (columns) start across which a cut is measured: at most
+    `PROFILE_SAMPLES` of them. Cost: O(PROFILE_SAMPLES)."""
+    block = max(1, -(-breadth // PROFILE_SAMPLES))
+    return np.arange(0, breadth, block)
+
+
+def _profile(sums: list[Float32Array], count: Float32Array) -> FloatArray:
+    """The plane's mean colour (CIELAB) in each block (`_blocks`) at each position along
+    the axis the cut runs on, from the channels' sums and the pixel counts over the
+    blocks: the mean over a block of rows (columns) each, so that JPEG's noise, which
+    smoothing leaves a level or so of, does not cut cells; NaN where a block holds none of
+    the plane. Cost: O(B L) for B blocks and L positions."""
+    stacked = np.stack(sums, axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean: FloatArray = stacked / count[..., None]
+    return mean
+
+
+def _cell_sums(
+    value: Float32Array, rows: npt.NDArray[np.intp], columns: npt.NDArray[np.intp]
+) -> Float32Array:
+    """`value` summed over each cell of the lattice (rows by columns). Cost: O(N)."""
+    out: Float32Array = np.add.reduceat(np.add.reduceat(value, rows, axis=0), columns, axis=1)
+    return out
+
+
+def _cuts(profile: FloatArray) -> npt.NDArray[np.intp]:
+    """Where the lattice's cells start along the first axis of `profile` (positions,
+    samples across, CIELAB; NaN where a sample is not of the plane): a cell runs on while
+    every sample stays within `PLANE_STEP` CIEDE2000 of the cell's first position's, so
+    neighbouring cells are about `PLANE_STEP` apart wherever the plane is. Each position is
+    measured once against its cell's start, a window of `CUT_WINDOW` at a time.
+    Cost: O(L M) for L positions and M samples."""
+    length = len(profile)
+    empty = np.asarray(np.isnan(profile[..., 0]).all(axis=1), dtype=bool)
+    starts = [0]
+    start, ahead = 0, 1
+    while ahead < length:
+        if empty[start]:
+            # Nothing of the plane here (the artwork across it): measure from the next.
+            start, ahead = ahead, ahead + 1
+            continue
+        stop = min(length, ahead + CUT_WINDOW)
+        off = ciede2000(profile[start][None], profile[ahead:stop])
+        # NaN (a sample off the plane at either end) never cuts.
+        far = np.flatnonzero(np.nan_to_num(off, nan=0.0).max(axis=1) > PLANE_STEP)
+        if not len(far):
+            ahead = stop
+            continue
+        start = ahead + int(far[0])
+        starts.append(start)
+        ahead = start + 1
+    return np.array(starts, dtype=np.intp)
 
 
 def _linear_limit(moved: Float32Array, follows: BoolArray) -> float:
