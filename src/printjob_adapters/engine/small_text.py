@@ -284,6 +284,8 @@ def find_letters(
         # drawn by the ordinary tracer as a blob of palette tints. Not on a short palette:
         # JPEG'd yellow on blue at q75 (4 to 7 colours) lost a word in Mono and in Bold.
         block &= _text_lines(extent) < 0
+    if block.any():
+        block &= ~_open_counters(runs, extent, area, block, labels, rgb, palette, commonest)
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
         return None
@@ -299,6 +301,12 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
+    elif len(palette) == 2:
+        # Two colours for JPEG'd type: the ink is a mixture (grey 133 for black type at
+        # q75, `colors=2`) and labels the anti-aliasing between stems too, so "file",
+        # "width", "black" and "settings" had a 5x5 square of candidates and were drawn
+        # as blobs. A stroke is the darker half; a solid shape is dark throughout.
+        inky &= _darker_half(rgb[window], found, n, palette[commonest])
     if ringing is not None and len(palette) > _RINGING_COLOURS:
         # JPEG'd bold type: the 1-px gaps between its stems are blurred into mixtures
         # far from any tint of the paper, and "print" or "height" of 9-px Bold red on
@@ -978,6 +986,45 @@ def _text_lines(extent: npt.NDArray[np.int64]) -> IntArray:
     return line
 
 
+def _open_counters(
+    runs: _Runs,
+    extent: npt.NDArray[np.int64],
+    area: npt.NDArray[np.int64],
+    block: BoolArray,
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    commonest: int,
+) -> BoolArray:
+    """Per component: whether a `block` of a line of type is solid only by its label: its
+    pixels nearer the paper's lightness than half the way to their label's colour (a
+    counter the clean-up labelled with the ink) left out, it fills less than `SOLID` of
+    its box. The 8-px bold "o" at JPEG q90 is 4 x 5 pixels with a 1-px counter of grey
+    227 to 239 labelled black: a solid block, drawn as a blob by the ordinary tracer, and
+    "order" and "colour" read "erder" and "coleur". A bullet or a filled square is dark
+    throughout and stays solid. O(L²) for the lines, and O(pixels of the blocks' boxes)
+    when some block is in a line of type."""
+    chosen = block & (_text_lines(extent) >= 0)
+    if not chosen.any():
+        return chosen
+    window = _window(extent, chosen, labels.shape, margin=0)
+    number = np.where(chosen, np.arange(1, len(chosen) + 1), 0).astype(np.int32)
+    found = runs.paint(window, number)
+    inside = found > 0
+    level = palette.sum(axis=1)
+    here = labels[window][inside]
+    grey = rgb[window][inside][:, :3].astype(np.float64).sum(axis=1)
+    paper = level[commonest]
+    # Unlabelled pixels (-1) are no counter: their label's level is the paper's.
+    reach = np.where(here >= 0, np.abs(level[np.maximum(here, 0)] - paper), 0.0)
+    light = 2 * np.abs(grey - paper) < reach
+    opened = np.bincount(found[inside][light] - 1, minlength=len(chosen))
+    height = extent[:, 1] - extent[:, 0]
+    width = extent[:, 3] - extent[:, 2]
+    hollow: BoolArray = chosen & (area - opened < SOLID * height * width)
+    return hollow
+
+
 def _papery(palette: FloatArray, commonest: int) -> BoolArray:
     """Per palette colour: whether its lightness is within `NEAR_PAPER` of the
     `commonest` colour's (the paper's; itself not counted). O(K)."""
@@ -1336,9 +1383,15 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
     mixture &= stands_out
     distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    # A grey is a mixture of white paper and every darker grey: the letter's measured
+    # ink (its darkest pixels, still partly paper) lies between its paper and its ink,
+    # so a palette colour it overshoots is a tint, taken only when no colour lies beyond
+    # it. JPEG'd black type at q60 (white, a grey 141, black) had a third of its letters
+    # measured at greys 60 to 110 drawn in the grey 141 (ties went to the lower index).
+    overshot = np.where(amount > 1.0 + MIX_BEYOND, 500.0, 0.0)
     score = np.where(
         mixture,
-        apart,
+        apart + overshot,
         np.where(
             distance <= SAME_INK,
             distance + 1e3,
@@ -1367,6 +1420,42 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
         fits=letters.fits,
         ringing=letters.ringing,
+    )
+
+
+def _beyond_their_tint(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> Letters:
+    """Letters of a line of type labelled with a tint whose own strongest pixels lie
+    beyond it, given back to `_ink_in_palette` to take the palette colour those pixels
+    are a mixture of.
+
+    JPEG'd black type at q60 is segmented into white, a grey 141 and black; a letter
+    whose pixels are mostly the grey (its strokes thinned by the blocks) voted for the
+    grey and was printed in it beside black words ("der" of "order", "file"), its
+    strongest pixels (`_strongest`) a black of 20 to 23. A letter whose strongest
+    pixels lie more than `BEYOND_INK` of the way past its palette ink is such a letter:
+    grey type really printed in the grey has its strongest pixels at the grey and keeps
+    it. Only letters in lines of type (`_text_lines`): a photo's specks are darker than
+    the colour they were labelled with too. Automatic colours only: an explicit count
+    keeps one ink per line (`_one_ink_per_line`). O(pixels of the letters) + O(L²)."""
+    voted = letters.ink >= 0
+    if not voted.any():
+        return letters
+    seen, _ = _strongest(rgb, letters, palette)
+    paper = palette[letters.paper]
+    span = palette[np.maximum(letters.ink, 0)] - paper
+    amount, _, length = _along_mixture(seen - paper, span)
+    beyond = voted & (amount > BEYOND_INK) & (np.sqrt(length) >= MIN_CONTRAST)
+    if not beyond.any():
+        return letters
+    beyond &= _text_lines(_letter_extents(letters.component, letters.count)) >= 0
+    if not beyond.any():
+        return letters
+    return attrs.evolve(
+        letters,
+        ink=np.where(beyond, -1, letters.ink).astype(np.int32),
+        ink_colour=np.where(beyond[:, None], seen, letters.ink_colour),
     )
 
 
@@ -1697,6 +1786,8 @@ def overlay(
     measured = letters.measured_coverage
     if automatic and letters.fits:
         letters, palette = _foreign_inks(letters, palette, rgba)
+    if automatic and measured:
+        letters = _beyond_their_tint(letters, palette, rgba)
     letters = _ink_in_palette(letters, palette)
     if letters is None:
         return None
