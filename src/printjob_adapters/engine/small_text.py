@@ -301,17 +301,15 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
-    elif len(palette) == 2:
-        # Two colours for JPEG'd type: the ink is a mixture (grey 133 for black type at
-        # q75, `colors=2`) and labels the anti-aliasing between stems too, so "file",
-        # "width", "black" and "settings" had a 5x5 square of candidates and were drawn
-        # as blobs. A stroke is the darker half; a solid shape is dark throughout.
-        inky &= _darker_half(rgb[window], found, n, palette[commonest])
-    if ringing is not None and len(palette) > _RINGING_COLOURS:
-        # JPEG'd bold type: the 1-px gaps between its stems are blurred into mixtures
-        # far from any tint of the paper, and "print" or "height" of 9-px Bold red on
-        # cream (q90) had a 5x5 square of candidates; a stroke is the darker half. Not on
-        # a short palette, as for solid blocks: 8-px Mono yellow on blue at q75 (4
+    elif ringing is None or len(palette) > _RINGING_COLOURS:
+        # A stroke is the darker half (a solid shape is dark throughout). JPEG'd bold
+        # type: the 1-px gaps between its stems are blurred into mixtures far from any
+        # tint of the paper, and "print" or "height" of 9-px Bold red on cream (q90) had
+        # a 5x5 square of candidates. JPEG'd type in a short palette: its inks are
+        # mixtures (grey 133 for black type at q75 with `colors=2`, a pink 229, 181, 166
+        # for red on cream at q75) labelling the anti-aliasing between stems too, and
+        # "file", "width", "black" were drawn as blobs. Not on a short palette whose
+        # ringing was left out, as for solid blocks: 8-px Mono yellow on blue at q75 (4
         # colours) lost a word.
         inky &= _darker_half(rgb[window], found, n, palette[commonest])
     letter &= ~_thick(inky, found, n)
@@ -904,7 +902,12 @@ def _without_ringing(
         off_paper = total - int(counts[commonest])
         if int(counts[commonest]) < RINGING_PAPER_SHARE * total:
             return None
-        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper:
+        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper and not (
+            (_text_lines(extent) >= 0).any()
+        ):
+            # ... or, on a page, where some words are read whole in a line already:
+            # JPEG'd red on white at q90 (16 colours) has 0.48 of its pixels off the
+            # white of the white's lightness, its type's tints the rest.
             return None
     elif not (_text_lines(extent) >= 0).any():
         # Some words are read whole in spite of the ringing (a line of letters already):
@@ -997,13 +1000,13 @@ def _open_counters(
     commonest: int,
 ) -> BoolArray:
     """Per component: whether a `block` of a line of type is solid only by its label: its
-    pixels nearer the paper's lightness than half the way to their label's colour (a
-    counter the clean-up labelled with the ink) left out, it fills less than `SOLID` of
-    its box. The 8-px bold "o" at JPEG q90 is 4 x 5 pixels with a 1-px counter of grey
-    227 to 239 labelled black: a solid block, drawn as a blob by the ordinary tracer, and
-    "order" and "colour" read "erder" and "coleur". A bullet or a filled square is dark
-    throughout and stays solid. O(L²) for the lines, and O(pixels of the blocks' boxes)
-    when some block is in a line of type."""
+    pixels off its box's sides nearer the paper's lightness than half the way to their
+    label's colour (a counter the clean-up labelled with the ink) left out, it fills
+    less than `SOLID` of its box. The 8-px bold "o" at JPEG q90 is 4 x 5 pixels with a
+    1-px counter of grey 227 to 239 labelled black: a solid block, drawn as a blob by the
+    ordinary tracer, and "order" and "colour" read "erder" and "coleur". A bullet or a
+    filled square is dark throughout and stays solid. O(L²) for the lines, and
+    O(pixels of the blocks' boxes) when some block is in a line of type."""
     chosen = block & (_text_lines(extent) >= 0)
     if not chosen.any():
         return chosen
@@ -1018,6 +1021,14 @@ def _open_counters(
     # Unlabelled pixels (-1) are no counter: their label's level is the paper's.
     reach = np.where(here >= 0, np.abs(level[np.maximum(here, 0)] - paper), 0.0)
     light = 2 * np.abs(grey - paper) < reach
+    # A counter is enclosed: off its box's sides (a 1-px "l" of light red type is light
+    # throughout, and no hollow letter).
+    rows, cols = np.nonzero(inside)
+    box = extent[found[inside] - 1]
+    rows += window[0].start
+    cols += window[1].start
+    light &= (rows > box[:, 0]) & (rows < box[:, 1] - 1)
+    light &= (cols > box[:, 2]) & (cols < box[:, 3] - 1)
     opened = np.bincount(found[inside][light] - 1, minlength=len(chosen))
     height = extent[:, 1] - extent[:, 0]
     width = extent[:, 3] - extent[:, 2]
