@@ -284,7 +284,9 @@ def find_letters(
         # drawn by the ordinary tracer as a blob of palette tints. Not on a short palette:
         # JPEG'd yellow on blue at q75 (4 to 7 colours) lost a word in Mono and in Bold.
         block &= _text_lines(extent) < 0
-    if block.any():
+    if block.any() and (ringing is None or len(palette) > _RINGING_COLOURS):
+        # Not on a short palette whose ringing was left out, as for the solid blocks
+        # above: 8-px Mono yellow on blue at q75 (5 colours) read 0.50 → 0.44 with it.
         block &= ~_open_counters(runs, extent, area, block, labels, rgb, palette, commonest)
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
