@@ -303,16 +303,16 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
-    elif ringing is None or len(palette) > _RINGING_COLOURS:
+    elif len(palette) == 2 or (ringing is not None and len(palette) > _RINGING_COLOURS):
         # A stroke is the darker half (a solid shape is dark throughout). JPEG'd bold
         # type: the 1-px gaps between its stems are blurred into mixtures far from any
         # tint of the paper, and "print" or "height" of 9-px Bold red on cream (q90) had
-        # a 5x5 square of candidates. JPEG'd type in a short palette: its inks are
-        # mixtures (grey 133 for black type at q75 with `colors=2`, a pink 229, 181, 166
-        # for red on cream at q75) labelling the anti-aliasing between stems too, and
-        # "file", "width", "black" were drawn as blobs. Not on a short palette whose
-        # ringing was left out, as for solid blocks: 8-px Mono yellow on blue at q75 (4
-        # colours) lost a word.
+        # a 5x5 square of candidates. Two colours for JPEG'd type: the ink is a mixture
+        # (grey 133 for black type at q75, `colors=2`) labelling the anti-aliasing
+        # between stems too, and "file", "width", "black" were drawn as blobs. Not on a
+        # short palette whose ringing was left out, as for solid blocks: 8-px Mono
+        # yellow on blue at q75 (4 colours) lost a word. Not on every palette: outlines
+        # of 1 px straddling two pixels (`test_thin_outlines`) became letters.
         inky &= _darker_half(rgb[window], found, n, palette[commonest])
     letter &= ~_thick(inky, found, n)
     # A box of 1-px sides (a checkbox, ticked or not) is no letter: drawn as a glyph it
