@@ -47,15 +47,19 @@ FONTS = {
 }
 #: Ink on paper. The first four are the tests' pairs; grey 180 on white is type 75 levels
 #: from its paper (a faint caption), white on dark and yellow on blue the light-on-dark
-#: and coloured cases.
+#: and coloured cases. What print shops send besides: white type on a dark red badge, red
+#: type on white, and a mid-grey caption (grey 110) on white.
 PAIRS: dict[str, tuple[RGB, RGB]] = {
     "dark-on-light": ((0, 0, 0), (255, 255, 255)),
     "light-on-dark": ((255, 255, 255), (30, 30, 40)),
     "yellow-on-blue": ((250, 230, 60), (20, 80, 160)),
     "red-on-cream": ((180, 20, 30), (235, 240, 210)),
     "grey180-on-white": ((180, 180, 180), (255, 255, 255)),
+    "white-on-badge": ((255, 255, 255), (200, 30, 45)),
+    "red-on-white": ((200, 20, 30), (255, 255, 255)),
+    "grey110-on-white": ((110, 110, 110), (255, 255, 255)),
 }
-FORMATS = ("png", "q75", "q90")
+FORMATS = ("png", "q60", "q75", "q90")
 OPTIONS = ("auto", "colors2")
 
 

@@ -284,6 +284,10 @@ def find_letters(
         # drawn by the ordinary tracer as a blob of palette tints. Not on a short palette:
         # JPEG'd yellow on blue at q75 (4 to 7 colours) lost a word in Mono and in Bold.
         block &= _text_lines(extent) < 0
+    if block.any() and (ringing is None or len(palette) > _RINGING_COLOURS):
+        # Not on a short palette whose ringing was left out, as for the solid blocks
+        # above: 8-px Mono yellow on blue at q75 (5 colours) read 0.50 → 0.44 with it.
+        block &= ~_open_counters(runs, extent, area, block, labels, rgb, palette, commonest)
     letter = ~block & (height >= MIN_HEIGHT) & (height <= MAX_HEIGHT)
     if not letter.any():
         return None
@@ -299,12 +303,16 @@ def find_letters(
         # on grey 180 type: the whole x-height is grey 221): only pixels as far from the
         # paper as that ink are strokes, or every such word is thick.
         inky &= _beyond_ink(rgb[window], palette, commonest)
-    if ringing is not None and len(palette) > _RINGING_COLOURS:
-        # JPEG'd bold type: the 1-px gaps between its stems are blurred into mixtures
-        # far from any tint of the paper, and "print" or "height" of 9-px Bold red on
-        # cream (q90) had a 5x5 square of candidates; a stroke is the darker half. Not on
-        # a short palette, as for solid blocks: 8-px Mono yellow on blue at q75 (4
-        # colours) lost a word.
+    elif len(palette) == 2 or (ringing is not None and len(palette) > _RINGING_COLOURS):
+        # A stroke is the darker half (a solid shape is dark throughout). JPEG'd bold
+        # type: the 1-px gaps between its stems are blurred into mixtures far from any
+        # tint of the paper, and "print" or "height" of 9-px Bold red on cream (q90) had
+        # a 5x5 square of candidates. Two colours for JPEG'd type: the ink is a mixture
+        # (grey 133 for black type at q75, `colors=2`) labelling the anti-aliasing
+        # between stems too, and "file", "width", "black" were drawn as blobs. Not on a
+        # short palette whose ringing was left out, as for solid blocks: 8-px Mono
+        # yellow on blue at q75 (4 colours) lost a word. Not on every palette: outlines
+        # of 1 px straddling two pixels (`test_thin_outlines`) became letters.
         inky &= _darker_half(rgb[window], found, n, palette[commonest])
     letter &= ~_thick(inky, found, n)
     # A box of 1-px sides (a checkbox, ticked or not) is no letter: drawn as a glyph it
@@ -896,7 +904,12 @@ def _without_ringing(
         off_paper = total - int(counts[commonest])
         if int(counts[commonest]) < RINGING_PAPER_SHARE * total:
             return None
-        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper:
+        if int(counts[papery].sum()) < RINGING_PALETTE_SHARE * off_paper and not (
+            (_text_lines(extent) >= 0).any()
+        ):
+            # ... or, on a page, where some words are read whole in a line already:
+            # JPEG'd red on white at q90 (16 colours) has 0.48 of its pixels off the
+            # white of the white's lightness, its type's tints the rest.
             return None
     elif not (_text_lines(extent) >= 0).any():
         # Some words are read whole in spite of the ringing (a line of letters already):
@@ -976,6 +989,53 @@ def _text_lines(extent: npt.NDArray[np.int64]) -> IntArray:
     members = np.bincount(group, minlength=count)
     line[sized] = np.where(members[group] >= LINE_LETTERS, group, -1)
     return line
+
+
+def _open_counters(
+    runs: _Runs,
+    extent: npt.NDArray[np.int64],
+    area: npt.NDArray[np.int64],
+    block: BoolArray,
+    labels: IntArray,
+    rgb: npt.NDArray[np.uint8],
+    palette: FloatArray,
+    commonest: int,
+) -> BoolArray:
+    """Per component: whether a `block` of a line of type is solid only by its label: its
+    pixels off its box's sides nearer the paper's lightness than half the way to their
+    label's colour (a counter the clean-up labelled with the ink) left out, it fills
+    less than `SOLID` of its box. The 8-px bold "o" at JPEG q90 is 4 x 5 pixels with a
+    1-px counter of grey 227 to 239 labelled black: a solid block, drawn as a blob by the
+    ordinary tracer, and "order" and "colour" read "erder" and "coleur". A bullet or a
+    filled square is dark throughout and stays solid. O(L²) for the lines, and
+    O(pixels of the blocks' boxes) when some block is in a line of type."""
+    chosen = block & (_text_lines(extent) >= 0)
+    if not chosen.any():
+        return chosen
+    window = _window(extent, chosen, labels.shape, margin=0)
+    number = np.where(chosen, np.arange(1, len(chosen) + 1), 0).astype(np.int32)
+    found = runs.paint(window, number)
+    inside = found > 0
+    level = palette.sum(axis=1)
+    here = labels[window][inside]
+    grey = rgb[window][inside][:, :3].astype(np.float64).sum(axis=1)
+    paper = level[commonest]
+    # Unlabelled pixels (-1) are no counter: their label's level is the paper's.
+    reach = np.where(here >= 0, np.abs(level[np.maximum(here, 0)] - paper), 0.0)
+    light = 2 * np.abs(grey - paper) < reach
+    # A counter is enclosed: off its box's sides (a 1-px "l" of light red type is light
+    # throughout, and no hollow letter).
+    rows, cols = np.nonzero(inside)
+    box = extent[found[inside] - 1]
+    rows += window[0].start
+    cols += window[1].start
+    light &= (rows > box[:, 0]) & (rows < box[:, 1] - 1)
+    light &= (cols > box[:, 2]) & (cols < box[:, 3] - 1)
+    opened = np.bincount(found[inside][light] - 1, minlength=len(chosen))
+    height = extent[:, 1] - extent[:, 0]
+    width = extent[:, 3] - extent[:, 2]
+    hollow: BoolArray = chosen & (area - opened < SOLID * height * width)
+    return hollow
 
 
 def _papery(palette: FloatArray, commonest: int) -> BoolArray:
@@ -1351,9 +1411,15 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
     mixture = (amount >= MIN_MIX) & (amount <= 1.0 + MIN_MIX) & (apart <= MIX_RESIDUAL)
     mixture &= stands_out
     distance = np.sqrt(((colour[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    # A grey is a mixture of white paper and every darker grey: the letter's measured
+    # ink (its darkest pixels, still partly paper) lies between its paper and its ink,
+    # so a palette colour it overshoots is a tint, taken only when no colour lies beyond
+    # it. JPEG'd black type at q60 (white, a grey 141, black) had a third of its letters
+    # measured at greys 60 to 110 drawn in the grey 141 (ties went to the lower index).
+    overshot = np.where(amount > 1.0 + MIX_BEYOND, 500.0, 0.0)
     score = np.where(
         mixture,
-        apart,
+        apart + overshot,
         np.where(
             distance <= SAME_INK,
             distance + 1e3,
@@ -1382,6 +1448,51 @@ def _ink_in_palette(letters: Letters, palette: FloatArray) -> Letters | None:
         ink_colour=letters.ink_colour[usable] if letters.measured_coverage else palette[ink],
         fits=letters.fits,
         ringing=letters.ringing,
+    )
+
+
+def _beyond_their_tint(
+    letters: Letters, palette: FloatArray, rgb: npt.NDArray[np.uint8]
+) -> Letters:
+    """Letters of a line of type labelled with a tint whose own strongest pixels lie
+    beyond it, given back to `_ink_in_palette` to take the palette colour those pixels
+    are a mixture of.
+
+    JPEG'd black type at q60 is segmented into white, a grey 141 and black; a letter
+    whose pixels are mostly the grey (its strokes thinned by the blocks) voted for the
+    grey and was printed in it beside black words ("der" of "order", "file"), its
+    strongest pixels (`_strongest`) a black of 20 to 23. A letter whose strongest
+    pixels lie more than `BEYOND_INK` of the way past its palette ink, that ink a
+    mixture of its paper and another palette colour, is such a letter: grey type
+    really printed in the grey has its strongest pixels at the grey and keeps it. Only
+    letters in lines of type (`_text_lines`): a photo's specks are darker than
+    the colour they were labelled with too. Automatic colours only: an explicit count
+    keeps one ink per line (`_one_ink_per_line`). O(pixels of the letters) + O(L²)."""
+    voted = letters.ink >= 0
+    if not voted.any():
+        return letters
+    seen, _ = _strongest(rgb, letters, palette)
+    paper = palette[letters.paper]
+    span = palette[np.maximum(letters.ink, 0)] - paper
+    amount, _, length = _along_mixture(seen - paper, span)
+    beyond = voted & (amount > BEYOND_INK) & (np.sqrt(length) >= MIN_CONTRAST)
+    if not beyond.any():
+        return letters
+    # Only a tint: a mixture of the paper and another palette colour. A letter whose
+    # palette ink is the only ink would take it again, measured against its own pixels
+    # instead (8-px Serif red on cream at q75, two colours: 0.88 read 0.81).
+    towards = palette[None, :, :] - paper[:, None, :]
+    along, apart, _ = _along_mixture(span[:, None, :], towards)
+    beyond &= ((along > 0.0) & (along < 1.0) & (apart <= MIX_RESIDUAL)).any(axis=1)
+    if not beyond.any():
+        return letters
+    beyond &= _text_lines(_letter_extents(letters.component, letters.count)) >= 0
+    if not beyond.any():
+        return letters
+    return attrs.evolve(
+        letters,
+        ink=np.where(beyond, -1, letters.ink).astype(np.int32),
+        ink_colour=np.where(beyond[:, None], seen, letters.ink_colour),
     )
 
 
@@ -1712,6 +1823,8 @@ def overlay(
     measured = letters.measured_coverage
     if automatic and letters.fits:
         letters, palette = _foreign_inks(letters, palette, rgba)
+    if automatic and measured:
+        letters = _beyond_their_tint(letters, palette, rgba)
     letters = _ink_in_palette(letters, palette)
     if letters is None:
         return None
