@@ -344,18 +344,19 @@ def _plane_cells(
 
     column_blocks = _blocks(height)
     row_blocks = _blocks(width)
-    down = [
-        np.add.reduceat(_channel(lab32, at, weight_map, c), column_blocks, axis=0) for c in range(3)
-    ]
+    # Each channel gathered once for both profiles (one float32 plane at a time).
+    down: list[Float32Array] = []
+    across_sums: list[Float32Array] = []
+    for c in range(3):
+        value = _channel(lab32, at, weight_map, c)
+        down.append(np.add.reduceat(value, column_blocks, axis=0))
+        across_sums.append(np.add.reduceat(value, row_blocks, axis=1))
+    del value
     columns = _cuts(
         _profile(down, np.add.reduceat(weight_map, column_blocks, axis=0)).swapaxes(0, 1)
     )
-    del down
-    across_sums = [
-        np.add.reduceat(_channel(lab32, at, weight_map, c), row_blocks, axis=1) for c in range(3)
-    ]
     rows = _cuts(_profile(across_sums, np.add.reduceat(weight_map, row_blocks, axis=1)))
-    del across_sums
+    del down, across_sums
     check()
     if np.count_nonzero(inner) < PLANE_CELL * len(rows) * len(columns):
         return None
